@@ -1,0 +1,137 @@
+# gpuedge — GNU Make build.
+#   make            build ./gpuedge (kernels for every SM in SMS, plus PTX)
+#   make SMS=90     quick build for one architecture while iterating
+#   make test       install missing Debian packages, build, run the tests
+#   make test SANITIZE=1   the same under AddressSanitizer + UBSan
+#   make demo       install, build, and run gpuedge on a sample
+#   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
+#   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
+
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANPREFIX ?= $(PREFIX)/share/man
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+SMS       ?= 75 80 86 89 90 100 120
+CC        ?= cc
+PKG_CONFIG ?= pkg-config
+
+# Debian packages the build needs (make deps installs the missing ones).
+DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
+               libavutil-dev libswscale-dev
+PKGS = libavformat libavcodec libavutil libswscale
+
+# Recursive (=) so a make that has just installed them still finds them.
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null || echo -I/usr/include/stb)
+PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+ifeq ($(SANITIZE),1)
+BUILD   ?= build/asan
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build/rel
+SANFLAGS =
+endif
+KBUILD = build/cuda-$(shell echo $(SMS) | tr ' ' '-')
+
+OPT     ?= -O2
+CFLAGS  ?= -g
+# -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra \
+             -ffp-contract=off -pthread $(SANFLAGS) \
+             -Isrc -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64
+# CUDA runtime linked statically; never the driver library (-lcuda).
+LIBS = $(PKG_LIBS) -lcudart_static -lstdc++ -lrt -ldl -lm
+
+HIGHEST_SM = $(lastword $(sort $(SMS)))
+GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
+          -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)
+# -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
+NVFLAGS ?= -O3
+ALL_NVFLAGS = $(NVFLAGS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
+              -Isrc -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP
+
+SRCS   = $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard third_party/*.c)
+OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
+CUSRCS = $(wildcard kernels/*.cu)
+CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
+LIB    = $(BUILD)/libgpuedge.a
+
+UNIT_SRCS = $(wildcard tests/unit/*.c)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=tests/bin/%)
+GPU_SRCS  = $(wildcard tests/gpu/*.c)
+GPU_BINS  = $(GPU_SRCS:tests/gpu/%.c=tests/bin/%)
+BENCH_CU  = $(wildcard tests/bench/*.cu)
+BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%)
+
+.PHONY: all test check bench demo deps install uninstall clean samples gpu-tests
+all: gpuedge
+
+gpuedge: $(BUILD)/src/main.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(LIB): $(OBJS) $(CUOBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# stb's implementation: Debian's header, our settings; warnings are theirs.
+$(BUILD)/third_party/%.o: third_party/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -w -c -o $@ $<
+
+$(KBUILD)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_NVFLAGS) -c -o $@ $<
+
+tests/bin/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+tests/bin/%: tests/gpu/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+tests/bin/%: tests/bench/%.cu $(LIB)
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_NVFLAGS) -Xcompiler -pthread -o $@ $< $(LIB) $(PKG_LIBS) -lrt -ldl -lm
+
+# ---------------------------------------------------------------------------
+deps:
+	@sh tests/deps.sh $(DEB_PACKAGES)
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: gpuedge $(UNIT_BINS) $(GPU_BINS)
+	@GPUEDGE=./gpuedge SANITIZE=$(SANITIZE) sh tests/run
+
+gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
+
+bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
+	@sh tests/bench/run
+
+demo: deps
+	@$(MAKE) --no-print-directory gpuedge
+	./gpuedge -y samples/photo.png /tmp/gpuedge-demo.png
+	@echo "edge map written to /tmp/gpuedge-demo.png"
+
+samples:
+	sh samples/make_samples.sh
+
+install: gpuedge
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1
+	install -m 755 gpuedge $(DESTDIR)$(BINDIR)/gpuedge
+	install -m 644 man/gpuedge.1 $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpuedge $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
+
+clean:
+	rm -rf build tests/bin gpuedge
+
+-include $(OBJS:.o=.d) $(BUILD)/src/main.d $(CUOBJS:.o=.d)

@@ -1,0 +1,53 @@
+/*
+ * cli.h — the command line (SPEC §3).  cli_parse returns a status instead
+ * of exiting, so main alone exits and the parser can be tested and fuzzed.
+ */
+#ifndef GPUEDGE_CLI_H
+#define GPUEDGE_CLI_H
+
+#include <stdio.h>
+#include "edge.h"
+
+enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
+enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
+enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+
+typedef struct cli_opts {
+    ge_params p;
+    int action;              /* enum cli_action */
+    const char *output;      /* OUTPUT (single-input form) */
+    const char *outdir;      /* -o DIR (batch form) */
+    const char **inputs;     /* argv slice, or strings read by --from-file */
+    int ninputs;
+    int report;              /* enum cli_report */
+    const char *report_file; /* NULL: stderr */
+    const char *hist_file;
+    int cpu_ref_every;       /* 0 off; N: every N-th frame */
+    int backend;             /* enum cli_backend */
+    int device;
+    int threads;             /* 0 = one per CPU */
+    long frames;             /* -1 = all */
+    double start;            /* seconds */
+    const char *format;      /* output extension for batch mode */
+    int skip_existing;
+    const char *from_file;
+    unsigned long long mem_limit; /* 0 = none */
+    int keep_partial;
+    int overwrite;
+    int quiet, verbose;
+    int progress;            /* -1 auto (TTY), 0 off, 1 on */
+    int rgb;
+} cli_opts;
+
+/* Parses argv.  Returns 0 (ok, see o->action), or 2 after printing one
+ * error line and "Try 'gpuedge --help'" to stderr.  Resets getopt's state
+ * first, so it can be called repeatedly. */
+int cli_parse(int argc, char **argv, cli_opts *o);
+/* Frees what cli_parse allocated (the --from-file list). */
+void cli_free(cli_opts *o);
+/* The --help text. */
+void cli_usage(FILE *fp);
+/* --version text (library, CUDA and GPU versions). */
+void cli_version(FILE *fp);
+
+#endif

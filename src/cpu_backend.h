@@ -1,0 +1,19 @@
+/*
+ * cpu_backend.h — the CPU backend: same results as the reference, bit for
+ * bit, but multi-threaded over row bands and written for speed.
+ */
+#ifndef GPUEDGE_CPU_BACKEND_H
+#define GPUEDGE_CPU_BACKEND_H
+
+#include "edge.h"
+
+/* Runs SPEC §1 on f with `threads` worker threads (0 = one per online CPU).
+ * planes->edge (W*H) must be allocated; planes->grey/blur_h/blur may be
+ * NULL, or W*H buffers the backend fills too (for --cpu-ref).
+ * planes->hist is filled.  `stop` (may be NULL) is polled between bands:
+ * when *stop becomes non-zero the call returns -2 early.
+ * Returns 0, -1 on allocation/thread failure, -2 when stopped. */
+int cpu_process(const ge_frame *f, const ge_params *p, int threads,
+                ge_planes *planes, volatile const int *stop);
+
+#endif

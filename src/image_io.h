@@ -1,0 +1,41 @@
+/*
+ * image_io.h — images in (stb_image, every format it reads) and out
+ * (stb_image_write's *_to_func writers through safeout, and PGM by us).
+ */
+#ifndef GPUEDGE_IMAGE_IO_H
+#define GPUEDGE_IMAGE_IO_H
+
+#include <stdint.h>
+#include "edge.h"
+#include "safeout.h"
+
+typedef struct img_image {
+    int width, height;
+    int channels;        /* native: 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA */
+    int bytes_per_sample;/* 1, or 2 for 16-bit files (stbi_load_16) */
+    void *pixels;        /* owned; free with img_free */
+} img_image;
+
+enum img_format {
+    IMG_FMT_UNKNOWN = -1,
+    IMG_FMT_PNG, IMG_FMT_JPG, IMG_FMT_BMP, IMG_FMT_TGA, IMG_FMT_PGM
+};
+
+/* Is this path an image by its extension, and which output format? */
+int img_format_from_path(const char *path);
+/* Does stb recognise the file's contents (for batch dispatch)? */
+int img_probe(const char *path);
+
+/* Loads path; on failure prints "gpuedge: PATH: cannot read image: WHY"
+ * and returns -1 with *img zeroed. */
+int img_load(const char *path, img_image *img);
+void img_free(img_image *img);
+/* Describes a loaded image as a frame (gain S16 for 16-bit). */
+ge_frame img_as_frame(const img_image *img);
+
+/* Writes an 8-bit grey plane (pitch bytes per row) in format `fmt` to an
+ * open output.  Returns 0 or -1 (the so_file records the error). */
+int img_write(so_file *out, int fmt, const uint8_t *grey, int width,
+              int height, int pitch);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * safeout.h — never lose data (SPEC §6).
+ *
+ * An output is written to a temporary file beside its final name
+ * (mkstemp, fchmod 0666 & ~umask), through checked writes, fsync'ed and
+ * renamed into place with renameat2(RENAME_NOREPLACE) unless overwriting
+ * is allowed.  On failure or interruption the temp file is removed, or
+ * kept as NAME.partial.EXT with --keep-partial.  A non-regular output
+ * (/dev/null, a FIFO, "-" = stdout) is written directly.
+ *
+ * Signals: sig_init() must run first in main, before CUDA or libav can
+ * start threads: it blocks SIGINT/SIGTERM in every thread, ignores SIGPIPE
+ * and SIGXFSZ, and starts one thread that sigwait()s and raises the stop
+ * flag.  Work polls sig_stop (or sig_stopped()) and unwinds; every open
+ * so_file is registered so it is cleaned up even on an error path.
+ */
+#ifndef GPUEDGE_SAFEOUT_H
+#define GPUEDGE_SAFEOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct so_file so_file;
+
+typedef struct so_opts {
+    int overwrite;    /* -y: replace an existing final file */
+    int keep_partial; /* --keep-partial */
+} so_opts;
+
+/* Opens `path` for writing per the rules above.  Fails (message printed,
+ * returns -1, *out NULL) when the final file exists and overwrite is off,
+ * the directory is missing or unwritable, or `path` is the same file as
+ * one of the `ninputs` inputs (st_dev/st_ino). */
+int so_open(so_file **out, const char *path, const so_opts *opts,
+            const char *const *inputs, int ninputs);
+
+/* Checked write: records the first error (errno) and returns -1 once
+ * anything failed; later writes are no-ops. */
+int so_write(so_file *f, const void *buf, size_t len);
+/* stb_image_write's callback signature (context = so_file *). */
+void so_stb_writer(void *context, void *data, int size);
+
+/* The file descriptor and the path being written (the temp name, or the
+ * final one for a direct output); for libav, which writes by itself. */
+int so_fd(const so_file *f);
+const char *so_path(const so_file *f);
+/* The final name (for messages). */
+const char *so_name(const so_file *f);
+/* Marks the file failed with errno-style `err` (e.g. a muxer error). */
+void so_fail(so_file *f, int err);
+
+/* Flushes, fsyncs, closes and renames into place.  Returns 0, or -1 with
+ * the message printed and the temp file removed (or kept as .partial). */
+int so_commit(so_file **f);
+/* Abandons the output: temp removed (or kept as .partial).  NULL-safe,
+ * sets *f to NULL; safe to call twice. */
+void so_abort(so_file **f);
+
+/* Is `path` the same file as any input?  1 yes, 0 no (missing output). */
+int so_same_file(const char *path, const char *const *inputs, int ninputs);
+
+/* ---- signals ---- */
+int sig_init(void);          /* 0, or -1 (cannot start the thread) */
+extern volatile int sig_stop; /* 0, or the signal number that arrived */
+static inline int sig_stopped(void) { return sig_stop; }
+/* Exit status for an interruption: 128 + signal (130 SIGINT, 143 SIGTERM). */
+int sig_exit_status(void);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * util.h — messages and small helpers shared by the host modules.
+ */
+#ifndef GPUEDGE_UTIL_H
+#define GPUEDGE_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define GE_PROG "gpuedge"
+
+/* Exit statuses (SPEC §3). */
+enum {
+    GE_EXIT_OK = 0,
+    GE_EXIT_FAIL = 1,
+    GE_EXIT_USAGE = 2,
+    GE_EXIT_MISMATCH = 3
+};
+
+/* "gpuedge: FILE: message\n" on stderr (FILE omitted when NULL), one line,
+ * written with one write(2) so lines from threads do not interleave. */
+void ge_err(const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Informational line on stderr unless quiet ("gpuedge: message"). */
+void ge_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int ge_quiet;   /* -q */
+extern int ge_verbose; /* -v */
+
+/* Monotonic clock in seconds (CLOCK_MONOTONIC). */
+double ge_now(void);
+
+/* Lower-case extension of path without the dot ("" if none); points into
+ * a static-free caller buffer of size n. */
+const char *ge_ext(const char *path, char *buf, size_t n);
+
+#endif
