@@ -32,12 +32,13 @@ else
 BUILD   ?= build/rel
 SANFLAGS =
 endif
-KBUILD = build/cuda-$(shell echo $(SMS) | tr ' ' '-')
+SMS_TAG = $(shell echo $(SMS) | tr ' ' '-')
+KBUILD = build/cuda-$(SMS_TAG)
 
 OPT     ?= -O2
 CFLAGS  ?= -g
 # -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra \
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DGE_SMS=\"$(SMS_TAG)\" $(OPT) $(CFLAGS) -Wall -Wextra \
              -ffp-contract=off -pthread $(SANFLAGS) \
              -Isrc -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64

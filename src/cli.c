@@ -1,0 +1,348 @@
+/*
+ * cli.c — option parsing (SPEC §3).  Returns a status; never exits.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum {
+    OPT_SIGMA = 256, OPT_BORDER, OPT_SCALE, OPT_THRESHOLD, OPT_INVERT,
+    OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
+    OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
+    OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS
+};
+
+static const struct option long_opts[] = {
+    {"sigma", required_argument, NULL, OPT_SIGMA},
+    {"border", required_argument, NULL, OPT_BORDER},
+    {"scale", required_argument, NULL, OPT_SCALE},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"invert", no_argument, NULL, OPT_INVERT},
+    {"rgb", no_argument, NULL, OPT_RGB},
+    {"report", optional_argument, NULL, OPT_REPORT},
+    {"report-file", required_argument, NULL, OPT_REPORT_FILE},
+    {"hist", required_argument, NULL, OPT_HIST},
+    {"cpu-ref", optional_argument, NULL, OPT_CPU_REF},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"frames", required_argument, NULL, OPT_FRAMES},
+    {"start", required_argument, NULL, OPT_START},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+    {"from-file", required_argument, NULL, OPT_FROM_FILE},
+    {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
+    {"keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"output-dir", required_argument, NULL, 'o'},
+    {"overwrite", no_argument, NULL, 'y'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}
+};
+
+void cli_usage(FILE *fp)
+{
+    fputs(
+"Usage: gpuedge [OPTIONS] INPUT OUTPUT\n"
+"       gpuedge [OPTIONS] -o DIR INPUT...\n"
+"Turn images into edge maps: greyscale, separable Gaussian blur, Sobel\n"
+"magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA) or\n"
+"on the CPU backend.  The output format follows OUTPUT's extension:\n"
+".png .jpg .jpeg .bmp .tga .pgm.\n"
+"\n"
+"Edge map:\n"
+"      --sigma S           Gaussian sigma: 0 (no blur) or 0.1..16 [1.0]\n"
+"      --border MODE       replicate, reflect101 or zero [replicate]\n"
+"      --scale K           multiply the magnitude by K (> 0) [1]\n"
+"      --threshold T       binary map: 255 where magnitude*scale >= T (0..255)\n"
+"      --invert            dark edges on white (255 - e)\n"
+"      --rgb               video: convert to RGB before greyscale (not yet)\n"
+"\n"
+"Backend:\n"
+"      --backend B         auto, gpu or cpu [auto]\n"
+"      --device N          CUDA device index [0]\n"
+"      --threads N         CPU threads, 0 = one per CPU [0]\n"
+"      --mem-limit SIZE    memory budget, e.g. 512M (strips: not yet)\n"
+"\n"
+"Checking and reporting:\n"
+"      --cpu-ref[=N]       check every (N-th) frame bit for bit against the\n"
+"                          CPU reference; exit 3 on any mismatch\n"
+"      --report[=FMT]      per-stage timing report, text or json\n"
+"      --report-file FILE  write the report to FILE instead of stderr\n"
+"      --hist FILE         write per-frame histograms as CSV to FILE\n"
+"\n"
+"Files and batches:\n"
+"  -o, --output-dir DIR    batch mode: write DIR/<name>.<format> per input\n"
+"      --format EXT        output extension in batch mode [png]\n"
+"      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
+"      --skip-existing     batch: skip inputs whose output already exists\n"
+"  -y, --overwrite         replace existing outputs\n"
+"      --keep-partial      keep a failed output as NAME.partial.EXT\n"
+"      --frames N          video: stop after N frames (not yet)\n"
+"      --start T           video: start at T seconds (not yet)\n"
+"\n"
+"General:\n"
+"  -q, --quiet             no notices, no progress\n"
+"  -v, --verbose           more detail on stderr\n"
+"      --progress          show progress on stderr\n"
+"      --no-progress       never show progress\n"
+"  -h, --help              show this help and exit\n"
+"  -V, --version           show versions (libraries, CUDA, GPU) and exit\n"
+"\n"
+"Exit status: 0 ok, 1 runtime failure, 2 usage error, 3 --cpu-ref mismatch,\n"
+"130/143 interrupted by SIGINT/SIGTERM.  See gpuedge(1).\n", fp);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, arg);
+    ge_err(NULL, "%s", msg);
+    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+    return GE_EXIT_USAGE;
+}
+
+/* Strict number parsers: the whole argument, finite, in range. */
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* SIZE with optional K/M/G/T suffix (powers of 1024; a trailing B or iB
+ * is accepted). */
+static int parse_size(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-' || *s == '\0')
+        return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v <= 0)
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'i')
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v * mul > 1.8e19 || v * mul < 1)
+        return -1;
+    *out = (unsigned long long)(v * mul);
+    return 0;
+}
+
+static void opts_init(cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->p.sigma = 1.0;
+    o->p.border = GE_BORDER_REPLICATE;
+    o->p.scale = 1.0f;
+    o->backend = CLI_BACKEND_AUTO;
+    o->frames = -1;
+    o->progress = -1;
+}
+
+/* Options whose machinery lands with later work: accepted by the parser
+ * (so scripts can be written now) but refused with a clear message. */
+static int not_yet(const char *opt)
+{
+    return usage_error("%s: not available yet in this version", opt);
+}
+
+int cli_parse(int argc, char **argv, cli_opts *o)
+{
+    const char *nyi = NULL;
+    int c;
+    opts_init(o);
+    optind = 0; /* glibc: full re-initialisation, so repeated calls work */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:yqvhV", long_opts, NULL)) != -1) {
+        double d;
+        long l;
+        switch (c) {
+        case OPT_SIGMA:
+            if (parse_double(optarg, &d) ||
+                !(d == 0 || (d >= GE_SIGMA_MIN && d <= GE_SIGMA_MAX)))
+                return usage_error("--sigma '%s': expected 0 or a number from 0.1 to 16", optarg);
+            o->p.sigma = d;
+            break;
+        case OPT_BORDER:
+            if (!strcmp(optarg, "replicate"))
+                o->p.border = GE_BORDER_REPLICATE;
+            else if (!strcmp(optarg, "reflect101") || !strcmp(optarg, "reflect_101"))
+                o->p.border = GE_BORDER_REFLECT101;
+            else if (!strcmp(optarg, "zero") || !strcmp(optarg, "constant"))
+                o->p.border = GE_BORDER_ZERO;
+            else
+                return usage_error("--border '%s': expected replicate, reflect101 or zero", optarg);
+            break;
+        case OPT_SCALE:
+            if (parse_double(optarg, &d) || !(d > 0) || d > 3.4e38)
+                return usage_error("--scale '%s': expected a number greater than 0", optarg);
+            o->p.scale = (float)d;
+            if (!(o->p.scale > 0))
+                return usage_error("--scale '%s': too small", optarg);
+            break;
+        case OPT_THRESHOLD:
+            if (parse_double(optarg, &d) || d < 0 || d > 255)
+                return usage_error("--threshold '%s': expected a number from 0 to 255", optarg);
+            o->p.use_threshold = 1;
+            o->p.threshold = (float)d;
+            break;
+        case OPT_INVERT: o->p.invert = 1; break;
+        case OPT_RGB: o->rgb = 1; nyi = "--rgb"; break;
+        case OPT_REPORT:
+            if (!optarg || !strcmp(optarg, "text"))
+                o->report = CLI_REPORT_TEXT;
+            else if (!strcmp(optarg, "json"))
+                o->report = CLI_REPORT_JSON;
+            else
+                return usage_error("--report=%s: expected text or json", optarg);
+            break;
+        case OPT_REPORT_FILE: o->report_file = optarg; break;
+        case OPT_HIST: o->hist_file = optarg; break;
+        case OPT_CPU_REF:
+            if (!optarg)
+                o->cpu_ref_every = 1;
+            else if (parse_long(optarg, 1, INT_MAX, &l))
+                return usage_error("--cpu-ref=%s: expected a positive frame interval", optarg);
+            else
+                o->cpu_ref_every = (int)l;
+            break;
+        case OPT_BACKEND:
+            if (!strcmp(optarg, "auto")) o->backend = CLI_BACKEND_AUTO;
+            else if (!strcmp(optarg, "gpu") || !strcmp(optarg, "cuda")) o->backend = CLI_BACKEND_GPU;
+            else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
+            else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
+            break;
+        case OPT_DEVICE:
+            if (parse_long(optarg, 0, 1023, &l))
+                return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
+            o->device = (int)l;
+            break;
+        case OPT_THREADS:
+            if (parse_long(optarg, 0, 1024, &l))
+                return usage_error("--threads '%s': expected 0 (one per CPU) to 1024", optarg);
+            o->threads = (int)l;
+            break;
+        case OPT_FRAMES:
+            if (parse_long(optarg, 1, LONG_MAX, &l))
+                return usage_error("--frames '%s': expected a positive number", optarg);
+            o->frames = l;
+            nyi = "--frames";
+            break;
+        case OPT_START:
+            if (parse_double(optarg, &d) || d < 0)
+                return usage_error("--start '%s': expected seconds >= 0", optarg);
+            o->start = d;
+            nyi = "--start";
+            break;
+        case OPT_FORMAT: {
+            const char *f = optarg[0] == '.' ? optarg + 1 : optarg;
+            static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm", NULL};
+            int i;
+            for (i = 0; ok[i] && strcasecmp(f, ok[i]); i++)
+                ;
+            if (!ok[i])
+                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga or pgm", optarg);
+            o->format = f;
+            break;
+        }
+        case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
+        case OPT_FROM_FILE: o->from_file = optarg; break;
+        case OPT_MEM_LIMIT: {
+            unsigned long long v;
+            if (parse_size(optarg, &v))
+                return usage_error("--mem-limit '%s': expected a size such as 512M or 2G", optarg);
+            o->mem_limit = v;
+            nyi = "--mem-limit";
+            break;
+        }
+        case OPT_KEEP_PARTIAL: o->keep_partial = 1; break;
+        case OPT_PROGRESS: o->progress = 1; break;
+        case OPT_NO_PROGRESS: o->progress = 0; break;
+        case 'o': o->outdir = optarg; break;
+        case 'y': o->overwrite = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'v': o->verbose++; break;
+        case 'h': o->action = CLI_HELP; return 0;
+        case 'V': o->action = CLI_VERSION; break;
+        case ':':
+            if (optopt)
+                return usage_error("option -%c needs an argument", (char[]){(char)optopt, 0});
+            return usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default:
+            if (optopt)
+                return usage_error("unknown option -%c", (char[]){(char)optopt, 0});
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (o->action == CLI_VERSION)
+        return 0;
+    if (nyi)
+        return not_yet(nyi);
+    if (o->quiet && o->verbose)
+        return usage_error("%s", "-q and -v contradict each other");
+
+    o->inputs = (const char **)(argv + optind);
+    o->ninputs = argc - optind;
+    if (o->outdir) {
+        if (o->ninputs < 1 && !o->from_file)
+            return usage_error("%s", "-o DIR needs at least one INPUT (or --from-file)");
+    } else {
+        if (o->from_file)
+            return usage_error("%s", "--from-file needs -o DIR");
+        if (o->format)
+            return usage_error("%s", "--format applies to -o DIR batches; give OUTPUT's extension instead");
+        if (o->skip_existing)
+            return usage_error("%s", "--skip-existing applies to -o DIR batches");
+        if (o->ninputs != 2)
+            return usage_error("%s", o->ninputs < 2 ? "missing INPUT or OUTPUT"
+                                                     : "too many arguments (use -o DIR for several inputs)");
+        o->output = o->inputs[1];
+        o->ninputs = 1;
+    }
+    if (o->report_file && !o->report)
+        o->report = CLI_REPORT_TEXT;
+    return 0;
+}
+
+void cli_free(cli_opts *o)
+{
+    (void)o; /* the --from-file list is owned by the batch module */
+}

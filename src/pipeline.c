@@ -1,0 +1,651 @@
+/*
+ * pipeline.c — the engines (SPEC §4).
+ *
+ * GPU engine, three threads and three streams:
+ *
+ *   decode thread   free_in -> source->next() into a pinned input slot
+ *                   -> filled_in
+ *   this thread     filled_in + free_out -> upload stream: H2D
+ *                   -> compute stream: grey, blur H, blur V, Sobel,
+ *                      histogram (events between stages)
+ *                   -> download stream: D2H into the output slot's pinned
+ *                      buffers -> done_out; the input slot goes back to
+ *                      free_in at once (its reuse waits on events)
+ *   writer thread   done_out -> wait for the frame's download event ->
+ *                   timings, --cpu-ref, sink->put() -> free_out
+ *
+ * Why each buffer may be reused:
+ *   - an input slot's pinned memory is refilled by the decode thread only
+ *     after its `uploaded` event (the H2D read it) has completed;
+ *   - an input slot's device copy is overwritten by the next H2D only after
+ *     the upload stream waited on `consumed` (the grey kernel read it);
+ *   - grey / blur planes are single buffers used by the compute stream
+ *     only, which runs in order (the --cpu-ref copies of them are in that
+ *     stream too);
+ *   - an output slot (device edge map + histogram, pinned host copies,
+ *     events) belongs to one frame from the moment this thread takes it
+ *     off free_out until the writer, after synchronising on the frame's
+ *     download event, puts it back: the seed's shared d_edges/h_edges race
+ *     cannot happen.
+ * No device-wide synchronisation and no cudaFree/cudaFreeHost in the loop,
+ * except when a larger frame makes a buffer grow (with headroom, so a batch
+ * of equal frames grows once).
+ */
+#include "pipeline.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+#include "cuda_check.h"
+#include "kernels.h"
+#include "refcheck.h"
+#include "safeout.h"
+#include "util.h"
+
+#define PIPE_IN_SLOTS 3
+#define PIPE_OUT_SLOTS 3
+#define GROW_ALIGN (2u << 20)
+
+/* ------------------------------------------------------------------------ */
+/* host buffers                                                              */
+
+static size_t with_headroom(size_t n)
+{
+    size_t g = n + n / 4;
+    if (g < n) /* overflow */
+        return n;
+    return (g + GROW_ALIGN - 1) / GROW_ALIGN * GROW_ALIGN;
+}
+
+int host_buf_reserve(host_buf *b, size_t n)
+{
+    void *p = NULL;
+    size_t cap;
+    if (n <= b->cap)
+        return 0;
+    cap = with_headroom(n);
+    if (b->pinned) {
+        if (cudaMallocHost(&p, cap) != cudaSuccess) {
+            cudaGetLastError();
+            p = NULL;
+        }
+    } else {
+        p = malloc(cap);
+    }
+    if (!p)
+        return -1;
+    host_buf_free(b);
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void host_buf_free(host_buf *b)
+{
+    if (b->p) {
+        if (b->pinned)
+            CUDA_QUIET(cudaFreeHost(b->p));
+        else
+            free(b->p);
+    }
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* a small blocking queue of pointers                                        */
+
+#define QCAP 8
+typedef struct queue {
+    void *item[QCAP];
+    int head, count;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} queue;
+
+static void q_init(queue *q)
+{
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+}
+
+static void q_destroy(queue *q)
+{
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+}
+
+/* Never full: every queue holds at most the slots plus one NULL marker. */
+static void q_push(queue *q, void *p)
+{
+    pthread_mutex_lock(&q->mu);
+    q->item[(q->head + q->count) % QCAP] = p;
+    q->count++;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void *q_pop(queue *q)
+{
+    void *p;
+    pthread_mutex_lock(&q->mu);
+    while (q->count == 0)
+        pthread_cond_wait(&q->cv, &q->mu);
+    p = q->item[q->head];
+    q->head = (q->head + 1) % QCAP;
+    q->count--;
+    pthread_mutex_unlock(&q->mu);
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GPU engine                                                                */
+
+enum { EV_UP0, EV_UP1, EV_C0, EV_GREY, EV_BH, EV_BV, EV_SOBEL, EV_HIST,
+       EV_DL0, EV_DL1, EV_CHECK, EV_N };
+
+typedef struct in_slot {
+    host_buf h;            /* pinned input frame */
+    src_frame fr;
+    void *d_in;
+    size_t d_cap;
+    cudaEvent_t uploaded;  /* H2D done: h may be refilled */
+    cudaEvent_t consumed;  /* grey kernel done: d_in may be overwritten */
+    int used;
+} in_slot;
+
+typedef struct out_slot {
+    host_buf h_edge, h_grey, h_blur_h, h_blur; /* pinned */
+    host_buf in_copy;      /* input frame kept for --cpu-ref (malloc) */
+    uint64_t *h_hist;      /* pinned, 256 */
+    uint8_t *d_edge;
+    size_t d_edge_cap;
+    unsigned long long *d_hist;
+    cudaEvent_t ev[EV_N];
+    src_frame fr;
+    int check, blurred;
+} out_slot;
+
+typedef struct gpu_engine {
+    const pipe_opts *o;
+    frame_source *src;
+    frame_sink *sink;
+    in_slot in[PIPE_IN_SLOTS];
+    out_slot out[PIPE_OUT_SLOTS];
+    queue free_in, filled_in, free_out, done_out;
+    cudaStream_t up, comp, dl;
+    float *d_grey, *d_blur_h, *d_blur;
+    size_t plane_cap; /* pixels */
+    int fatal;        /* atomic */
+    int stopped;
+} gpu_engine;
+
+static int eng_failed(gpu_engine *e) { return __atomic_load_n(&e->fatal, __ATOMIC_ACQUIRE); }
+static void eng_fail(gpu_engine *e) { __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE); }
+
+static const char *job_name(const pipe_opts *o, int job)
+{
+    return o->job_name ? o->job_name(o->job_ctx, job) : NULL;
+}
+
+static void *decode_thread(void *arg)
+{
+    gpu_engine *e = arg;
+    for (;;) {
+        in_slot *s = q_pop(&e->free_in);
+        int r;
+        if (eng_failed(e) || sig_stopped()) {
+            e->stopped = sig_stopped() != 0;
+            break;
+        }
+        /* The previous H2D from this slot must be done before refilling. */
+        if (s->used && CUDA_CHECK(cudaEventSynchronize(s->uploaded)) != cudaSuccess) {
+            eng_fail(e);
+            break;
+        }
+        r = e->src->next(e->src->ctx, &s->fr, &s->h);
+        if (r < 0)
+            eng_fail(e);
+        if (r <= 0)
+            break;
+        q_push(&e->filled_in, s);
+    }
+    q_push(&e->filled_in, NULL);
+    return NULL;
+}
+
+static double elapsed(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return ms;
+}
+
+static void *writer_thread(void *arg)
+{
+    gpu_engine *e = arg;
+    const pipe_opts *o = e->o;
+    out_slot *s;
+    while ((s = q_pop(&e->done_out))) {
+        int ok = !eng_failed(e);
+        if (ok && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_DL1])) != cudaSuccess)
+            ok = 0;
+        if (ok && s->check && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_CHECK])) != cudaSuccess)
+            ok = 0;
+        if (!ok) {
+            eng_fail(e);
+            q_push(&e->free_out, s);
+            continue;
+        }
+        const ge_frame *f = &s->fr.f;
+        if (o->report) {
+            rep_stats *r = o->report;
+            rep_add(r, REP_DECODE, s->fr.decode_ms);
+            rep_add(r, REP_UPLOAD, elapsed(s->ev[EV_UP0], s->ev[EV_UP1]));
+            rep_add(r, REP_GREY, elapsed(s->ev[EV_C0], s->ev[EV_GREY]));
+            if (s->blurred) {
+                rep_add(r, REP_BLUR_H, elapsed(s->ev[EV_GREY], s->ev[EV_BH]));
+                rep_add(r, REP_BLUR_V, elapsed(s->ev[EV_BH], s->ev[EV_BV]));
+            }
+            rep_add(r, REP_SOBEL, elapsed(s->ev[EV_BV], s->ev[EV_SOBEL]));
+            rep_add(r, REP_HIST, elapsed(s->ev[EV_SOBEL], s->ev[EV_HIST]));
+            rep_add(r, REP_COMPUTE, elapsed(s->ev[EV_C0], s->ev[EV_HIST]));
+            rep_add(r, REP_DOWNLOAD, elapsed(s->ev[EV_DL0], s->ev[EV_DL1]));
+            r->frames++;
+            r->pixels += (long long)f->width * f->height;
+        }
+        if (s->check) {
+            ge_frame in = *f;
+            in.data = s->in_copy.p;
+            int c = chk_frame(o->check, &in, &o->params, &o->taps, s->h_grey.p,
+                              s->blurred ? s->h_blur_h.p : NULL,
+                              s->blurred ? s->h_blur.p : NULL, s->h_edge.p,
+                              s->h_hist, job_name(o, s->fr.job), s->fr.index);
+            if (c < 0) {
+                ge_err(job_name(o, s->fr.job), "cpu-ref: out of memory");
+                eng_fail(e);
+            }
+        }
+        if (!eng_failed(e)) {
+            sink_frame sf = {
+                .job = s->fr.job, .index = s->fr.index, .pts = s->fr.pts,
+                .width = f->width, .height = f->height,
+                .edge = s->h_edge.p, .hist = s->h_hist,
+            };
+            double wms = 0;
+            if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
+                eng_fail(e);
+            if (o->report)
+                rep_add(o->report, REP_WRITE, wms);
+        }
+        q_push(&e->free_out, s);
+    }
+    return NULL;
+}
+
+/* Grows a device buffer; the caller has made sure nothing in flight uses
+ * it.  Returns 0 or -1 (message printed). */
+static int dev_reserve(void **p, size_t *cap, size_t n, const char *name)
+{
+    size_t c;
+    void *q = NULL;
+    cudaError_t err;
+    if (n <= *cap)
+        return 0;
+    c = with_headroom(n);
+    err = cudaMalloc(&q, c);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        ge_err(name, "out of GPU memory (%zu MiB more needed): %s", c >> 20,
+               cudaGetErrorString(err));
+        return -1;
+    }
+    if (*p)
+        CUDA_QUIET(cudaFree(*p));
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int sync_streams(gpu_engine *e)
+{
+    int ret = 0;
+    CUDA_TRY(cudaStreamSynchronize(e->up));
+    CUDA_TRY(cudaStreamSynchronize(e->comp));
+    CUDA_TRY(cudaStreamSynchronize(e->dl));
+end:
+    return ret;
+}
+
+/* Enqueues one frame.  Returns 0 or -1. */
+static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
+{
+    const pipe_opts *opt = e->o;
+    const ge_frame *f = &s->fr.f;
+    const int w = f->width, h = f->height;
+    const size_t npx = (size_t)w * h;
+    const size_t in_bytes = f->stride * (size_t)h;
+    const char *name = job_name(opt, s->fr.job);
+    const int blur = opt->taps.radius > 0;
+    int ret = 0;
+
+    /* Grow what this frame needs (rare: the first frame, or a larger one). */
+    if (npx > e->plane_cap || in_bytes > s->d_cap || npx > o->d_edge_cap) {
+        size_t cap;
+        if (sync_streams(e))
+            return -1;
+        cap = e->plane_cap * sizeof(float);
+        if (npx * sizeof(float) > cap) {
+            size_t c1 = cap, c2 = cap;
+            if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), name) ||
+                dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), name) ||
+                dev_reserve((void **)&e->d_blur, &c2, npx * sizeof(float), name))
+                return -1;
+            e->plane_cap = cap / sizeof(float);
+        }
+        if (dev_reserve(&s->d_in, &s->d_cap, in_bytes, name) ||
+            dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, name))
+            return -1;
+    }
+    o->fr = s->fr;
+    o->blurred = blur;
+    o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
+    if (host_buf_reserve(&o->h_edge, npx))
+        goto oom;
+    if (o->check) {
+        if (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
+            host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
+            host_buf_reserve(&o->h_blur, npx * sizeof(float)) ||
+            host_buf_reserve(&o->in_copy, in_bytes))
+            goto oom;
+        memcpy(o->in_copy.p, s->h.p, in_bytes);
+    }
+
+    /* upload stream: wait until the last grey kernel has read d_in */
+    if (s->used)
+        CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
+    CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, in_bytes, cudaMemcpyHostToDevice, e->up));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
+    CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
+
+    /* compute stream */
+    {
+        ge_frame df = *f;
+        const float *b;
+        df.data = s->d_in;
+        CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
+        CUDA_TRY(grey_gpu(&df, e->d_grey, w, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_GREY], e->comp));
+        CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
+        if (blur) {
+            CUDA_TRY(blur_h_gpu(e->d_grey, w, e->d_blur_h, w, w, h, opt->params.border, e->comp));
+            CUDA_TRY(cudaEventRecord(o->ev[EV_BH], e->comp));
+            CUDA_TRY(blur_v_gpu(e->d_blur_h, w, w, h, 0, h, e->d_blur, w, 0, h,
+                                opt->params.border, e->comp));
+            b = e->d_blur;
+        } else {
+            b = e->d_grey;
+        }
+        CUDA_TRY(cudaEventRecord(o->ev[EV_BV], e->comp));
+        CUDA_TRY(sobel_gpu(b, w, w, h, 0, h, o->d_edge, w, 0, h, &opt->params, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
+        CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
+        CUDA_TRY(histogram_gpu(o->d_edge, w, w, h, o->d_hist, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+        if (o->check) {
+            /* in the compute stream: the next frame's kernels overwrite them */
+            CUDA_TRY(cudaMemcpyAsync(o->h_grey.p, e->d_grey, npx * sizeof(float),
+                                     cudaMemcpyDeviceToHost, e->comp));
+            if (blur) {
+                CUDA_TRY(cudaMemcpyAsync(o->h_blur_h.p, e->d_blur_h, npx * sizeof(float),
+                                         cudaMemcpyDeviceToHost, e->comp));
+                CUDA_TRY(cudaMemcpyAsync(o->h_blur.p, e->d_blur, npx * sizeof(float),
+                                         cudaMemcpyDeviceToHost, e->comp));
+            }
+            CUDA_TRY(cudaEventRecord(o->ev[EV_CHECK], e->comp));
+        }
+    }
+
+    /* download stream */
+    CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_DL0], e->dl));
+    CUDA_TRY(cudaMemcpyAsync(o->h_edge.p, o->d_edge, npx, cudaMemcpyDeviceToHost, e->dl));
+    CUDA_TRY(cudaMemcpyAsync(o->h_hist, o->d_hist, GE_HIST_BINS * sizeof *o->h_hist,
+                             cudaMemcpyDeviceToHost, e->dl));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
+    s->used = 1;
+end:
+    return ret;
+oom:
+    ge_err(name, "out of host memory for a %dx%d frame", w, h);
+    return -1;
+}
+
+static int engine_init(gpu_engine *e)
+{
+    int ret = 0;
+    q_init(&e->free_in);
+    q_init(&e->filled_in);
+    q_init(&e->free_out);
+    q_init(&e->done_out);
+    CUDA_TRY(cudaStreamCreateWithFlags(&e->up, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&e->comp, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&e->dl, cudaStreamNonBlocking));
+    for (int i = 0; i < PIPE_IN_SLOTS; i++) {
+        in_slot *s = &e->in[i];
+        s->h.pinned = 1;
+        CUDA_TRY(cudaEventCreateWithFlags(&s->uploaded, cudaEventDisableTiming | cudaEventBlockingSync));
+        CUDA_TRY(cudaEventCreateWithFlags(&s->consumed, cudaEventDisableTiming));
+        q_push(&e->free_in, s);
+    }
+    for (int i = 0; i < PIPE_OUT_SLOTS; i++) {
+        out_slot *s = &e->out[i];
+        s->h_edge.pinned = s->h_grey.pinned = s->h_blur_h.pinned = s->h_blur.pinned = 1;
+        CUDA_TRY(cudaMallocHost((void **)&s->h_hist, GE_HIST_BINS * sizeof *s->h_hist));
+        CUDA_TRY(cudaMalloc((void **)&s->d_hist, GE_HIST_BINS * sizeof *s->d_hist));
+        for (int k = 0; k < EV_N; k++)
+            CUDA_TRY(cudaEventCreateWithFlags(&s->ev[k], cudaEventBlockingSync));
+        q_push(&e->free_out, s);
+    }
+    if (e->o->taps.radius > 0)
+        CUDA_TRY(gaussian_set_taps_gpu(&e->o->taps, e->comp));
+end:
+    return ret;
+}
+
+static void engine_free(gpu_engine *e)
+{
+    if (e->up) CUDA_QUIET(cudaStreamSynchronize(e->up));
+    if (e->comp) CUDA_QUIET(cudaStreamSynchronize(e->comp));
+    if (e->dl) CUDA_QUIET(cudaStreamSynchronize(e->dl));
+    for (int i = 0; i < PIPE_IN_SLOTS; i++) {
+        in_slot *s = &e->in[i];
+        host_buf_free(&s->h);
+        if (s->d_in) CUDA_QUIET(cudaFree(s->d_in));
+        if (s->uploaded) CUDA_QUIET(cudaEventDestroy(s->uploaded));
+        if (s->consumed) CUDA_QUIET(cudaEventDestroy(s->consumed));
+    }
+    for (int i = 0; i < PIPE_OUT_SLOTS; i++) {
+        out_slot *s = &e->out[i];
+        host_buf_free(&s->h_edge);
+        host_buf_free(&s->h_grey);
+        host_buf_free(&s->h_blur_h);
+        host_buf_free(&s->h_blur);
+        host_buf_free(&s->in_copy);
+        if (s->h_hist) CUDA_QUIET(cudaFreeHost(s->h_hist));
+        if (s->d_edge) CUDA_QUIET(cudaFree(s->d_edge));
+        if (s->d_hist) CUDA_QUIET(cudaFree(s->d_hist));
+        for (int k = 0; k < EV_N; k++)
+            if (s->ev[k]) CUDA_QUIET(cudaEventDestroy(s->ev[k]));
+    }
+    if (e->d_grey) CUDA_QUIET(cudaFree(e->d_grey));
+    if (e->d_blur_h) CUDA_QUIET(cudaFree(e->d_blur_h));
+    if (e->d_blur) CUDA_QUIET(cudaFree(e->d_blur));
+    if (e->up) CUDA_QUIET(cudaStreamDestroy(e->up));
+    if (e->comp) CUDA_QUIET(cudaStreamDestroy(e->comp));
+    if (e->dl) CUDA_QUIET(cudaStreamDestroy(e->dl));
+    q_destroy(&e->free_in);
+    q_destroy(&e->filled_in);
+    q_destroy(&e->free_out);
+    q_destroy(&e->done_out);
+}
+
+int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
+{
+    gpu_engine *e = calloc(1, sizeof *e);
+    pthread_t dec, wr;
+    int have_dec = 0, have_wr = 0, ret;
+    long seq = 0;
+    in_slot *s;
+
+    if (!e) {
+        ge_err(NULL, "out of memory");
+        return -1;
+    }
+    e->o = o;
+    e->src = src;
+    e->sink = sink;
+    if (o->report) {
+        o->report->backend = "gpu";
+        o->report->path = "staged";
+    }
+    if (engine_init(e))
+        goto fail;
+    if (pthread_create(&wr, NULL, writer_thread, e)) {
+        ge_err(NULL, "cannot start the writer thread");
+        goto fail;
+    }
+    have_wr = 1;
+    if (pthread_create(&dec, NULL, decode_thread, e)) {
+        ge_err(NULL, "cannot start the decode thread");
+        goto fail;
+    }
+    have_dec = 1;
+
+    while ((s = q_pop(&e->filled_in))) {
+        if (!eng_failed(e)) {
+            out_slot *os = q_pop(&e->free_out);
+            if (submit(e, s, os, seq++) == 0) {
+                q_push(&e->done_out, os);
+            } else {
+                eng_fail(e);
+                q_push(&e->free_out, os);
+            }
+        }
+        q_push(&e->free_in, s);
+    }
+fail:
+    if (!have_dec || !have_wr)
+        eng_fail(e);
+    if (have_dec)
+        pthread_join(dec, NULL);
+    if (have_wr) {
+        q_push(&e->done_out, NULL);
+        pthread_join(wr, NULL);
+    }
+    ret = eng_failed(e) ? -1 : (e->stopped || sig_stopped()) ? -2 : 0;
+    if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
+        ret = -1;
+    engine_free(e);
+    free(e);
+    return ret;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CPU engine: the same source and sink, sequential, the backend threaded    */
+
+int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
+{
+    host_buf in = {0}, edge = {0}, grey = {0}, blur_h = {0}, blur = {0};
+    long seq = 0;
+    int ret = 0, r;
+    src_frame fr;
+
+    if (o->report) {
+        o->report->backend = "cpu";
+        o->report->path = "cpu";
+    }
+    while (!sig_stopped() && (r = src->next(src->ctx, &fr, &in)) != 0) {
+        const ge_frame *f = &fr.f;
+        const size_t npx = (size_t)f->width * f->height;
+        const int check = o->cpu_ref_every > 0 && seq++ % o->cpu_ref_every == 0;
+        const char *name = job_name(o, fr.job);
+        ge_planes pl;
+        double t0, wms = 0;
+
+        if (r < 0) {
+            ret = -1;
+            break;
+        }
+        memset(&pl, 0, sizeof pl);
+        if (host_buf_reserve(&edge, npx) ||
+            (check && (host_buf_reserve(&grey, npx * sizeof(float)) ||
+                       host_buf_reserve(&blur_h, npx * sizeof(float)) ||
+                       host_buf_reserve(&blur, npx * sizeof(float))))) {
+            ge_err(name, "out of memory for a %dx%d frame", f->width, f->height);
+            ret = -1;
+            break;
+        }
+        pl.edge = edge.p;
+        if (check) {
+            pl.grey = grey.p;
+            pl.blur_h = blur_h.p;
+            pl.blur = blur.p;
+        }
+        t0 = ge_now();
+        r = cpu_process(f, &o->params, o->threads, &pl, &sig_stop);
+        if (r == -2)
+            break;
+        if (r < 0) {
+            ge_err(name, "out of memory or threads for a %dx%d frame", f->width, f->height);
+            ret = -1;
+            break;
+        }
+        if (o->report) {
+            rep_add(o->report, REP_DECODE, fr.decode_ms);
+            rep_add(o->report, REP_COMPUTE, (ge_now() - t0) * 1e3);
+            o->report->frames++;
+            o->report->pixels += (long long)npx;
+        }
+        if (check && chk_frame(o->check, f, &o->params, &o->taps, pl.grey,
+                               o->taps.radius ? pl.blur_h : NULL,
+                               o->taps.radius ? pl.blur : NULL, pl.edge, pl.hist,
+                               name, fr.index) < 0) {
+            ge_err(name, "cpu-ref: out of memory");
+            ret = -1;
+            break;
+        }
+        {
+            sink_frame sf = {
+                .job = fr.job, .index = fr.index, .pts = fr.pts,
+                .width = f->width, .height = f->height,
+                .edge = pl.edge, .hist = pl.hist,
+            };
+            if (sink->put(sink->ctx, &sf, &wms) < 0) {
+                ret = -1;
+                break;
+            }
+            if (o->report)
+                rep_add(o->report, REP_WRITE, wms);
+        }
+    }
+    if (ret == 0 && sig_stopped())
+        ret = -2;
+    if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
+        ret = -1;
+    host_buf_free(&in);
+    host_buf_free(&edge);
+    host_buf_free(&grey);
+    host_buf_free(&blur_h);
+    host_buf_free(&blur);
+    return ret;
+}

@@ -1,0 +1,37 @@
+/*
+ * pipeline.h — the engines that turn a frame source into a frame sink.
+ *
+ * pipe_run_gpu: SPEC §4.  A decode thread fills pinned input slots; the
+ * calling thread enqueues upload (upload stream), the kernels (compute
+ * stream, per-stage events) and the download (download stream) into pinned
+ * output slots; a writer thread waits on each frame's download event and
+ * hands the edge map to the sink.  Everything is ordered by events; no
+ * device-wide synchronisation and no cudaFree/cudaFreeHost in the frame
+ * loop except when a larger frame makes a buffer grow.
+ *
+ * pipe_run_cpu: the same source and sink around the CPU backend.
+ */
+#ifndef GPUEDGE_PIPELINE_H
+#define GPUEDGE_PIPELINE_H
+
+#include "edge.h"
+#include "frames.h"
+#include "report.h"
+
+typedef struct pipe_opts {
+    ge_params params;
+    ge_taps taps;
+    int threads;          /* CPU backend threads (0 = all) */
+    int cpu_ref_every;    /* 0 off; check every N-th frame */
+    const char *(*job_name)(void *ctx, int job); /* for messages */
+    void *job_ctx;
+    rep_stats *report;    /* may be NULL */
+    chk_stats *check;     /* required when cpu_ref_every > 0 */
+} pipe_opts;
+
+/* Both return 0 when every frame went through (mismatches are counted in
+ * check), -1 on a fatal error (message printed), -2 when interrupted. */
+int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
+int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
+
+#endif

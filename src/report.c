@@ -1,0 +1,160 @@
+/*
+ * report.c — the --report table (SPEC §5): per stage count, total, median,
+ * p10, p90 in ms; then frames, pixels, wall, fps, Mpx/s and the stage that
+ * bounds throughput.  Text or one JSON object (C locale numbers: we never
+ * call setlocale, so printf uses '.').
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const stage_names[REP_NSTAGES] = {
+    "decode", "upload", "grey", "blur_h", "blur_v", "sobel", "histogram",
+    "download", "write", "compute"
+};
+
+const char *rep_stage_name(int stage)
+{
+    return stage >= 0 && stage < REP_NSTAGES ? stage_names[stage] : "?";
+}
+
+void rep_init(rep_stats *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void rep_free(rep_stats *r)
+{
+    for (int i = 0; i < REP_NSTAGES; i++)
+        free(r->ms[i]);
+    memset(r, 0, sizeof *r);
+}
+
+void rep_add(rep_stats *r, int stage, double ms)
+{
+    if (r->n[stage] == r->cap[stage]) {
+        size_t cap = r->cap[stage] ? 2 * r->cap[stage] : 64;
+        double *p = realloc(r->ms[stage], cap * sizeof *p);
+        if (!p)
+            return; /* a report short of samples beats a failed run */
+        r->ms[stage] = p;
+        r->cap[stage] = cap;
+    }
+    r->ms[stage][r->n[stage]++] = ms;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct summary {
+    size_t n;
+    double total, median, p10, p90;
+} summary;
+
+/* Nearest-rank percentiles over a sorted copy. */
+static summary summarise(const rep_stats *r, int stage)
+{
+    summary s = {0};
+    size_t n = r->n[stage];
+    double *v;
+    if (!n || !(v = malloc(n * sizeof *v)))
+        return s;
+    memcpy(v, r->ms[stage], n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_double);
+    s.n = n;
+    for (size_t i = 0; i < n; i++)
+        s.total += v[i];
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s.p10 = v[(size_t)(0.10 * (double)(n - 1) + 0.5)];
+    s.p90 = v[(size_t)(0.90 * (double)(n - 1) + 0.5)];
+    free(v);
+    return s;
+}
+
+/* The stage with the largest total bounds throughput: in a pipeline the
+ * stages overlap, so the slowest one sets the pace.  `compute` is the sum
+ * of the GPU kernel stages, so it competes instead of them. */
+static int bounding_stage(const summary *s)
+{
+    static const int cand[] = {REP_DECODE, REP_UPLOAD, REP_COMPUTE, REP_DOWNLOAD, REP_WRITE};
+    int best = -1;
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
+        if (s[cand[i]].n && (best < 0 || s[cand[i]].total > s[best].total))
+            best = cand[i];
+    return best;
+}
+
+static void json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(fp, "\\u%04x", c);
+        else
+            fputc(c, fp);
+    }
+    fputc('"', fp);
+}
+
+void rep_print(const rep_stats *r, int json, FILE *fp)
+{
+    summary s[REP_NSTAGES];
+    double sum = 0, fps, mpx;
+    int bound;
+    for (int i = 0; i < REP_NSTAGES; i++) {
+        s[i] = summarise(r, i);
+        if (i != REP_COMPUTE)
+            sum += s[i].total;
+    }
+    bound = bounding_stage(s);
+    fps = r->wall_s > 0 ? (double)r->frames / r->wall_s : 0;
+    mpx = r->wall_s > 0 ? (double)r->pixels / r->wall_s / 1e6 : 0;
+    if (json) {
+        int first = 1;
+        fprintf(fp, "{\"backend\":");
+        json_string(fp, r->backend);
+        fprintf(fp, ",\"path\":");
+        json_string(fp, r->path);
+        fprintf(fp, ",\"device\":");
+        json_string(fp, r->device);
+        fprintf(fp, ",\"stages\":{");
+        for (int i = 0; i < REP_NSTAGES; i++) {
+            if (!s[i].n)
+                continue;
+            fprintf(fp, "%s\"%s\":{\"count\":%zu,\"total_ms\":%.6f,\"median_ms\":%.6f,"
+                        "\"p10_ms\":%.6f,\"p90_ms\":%.6f}",
+                    first ? "" : ",", stage_names[i], s[i].n, s[i].total, s[i].median,
+                    s[i].p10, s[i].p90);
+            first = 0;
+        }
+        fprintf(fp, "},\"frames\":%lld,\"pixels\":%lld,\"wall_s\":%.6f,"
+                    "\"stage_sum_ms\":%.6f,\"fps\":%.3f,\"mpx_per_s\":%.3f,\"bound_by\":",
+                r->frames, r->pixels, r->wall_s, sum, fps, mpx);
+        json_string(fp, bound >= 0 ? stage_names[bound] : "");
+        fprintf(fp, "}\n");
+        return;
+    }
+    fprintf(fp, "gpuedge report: backend %s, %s path%s%s\n", r->backend ? r->backend : "?",
+            r->path ? r->path : "?", r->device[0] ? ", " : "", r->device);
+    fprintf(fp, "  %-10s %7s %12s %10s %10s %10s\n", "stage", "count", "total ms",
+            "median", "p10", "p90");
+    for (int i = 0; i < REP_NSTAGES; i++) {
+        if (!s[i].n)
+            continue;
+        fprintf(fp, "  %-10s %7zu %12.3f %10.4f %10.4f %10.4f%s\n", stage_names[i], s[i].n,
+                s[i].total, s[i].median, s[i].p10, s[i].p90,
+                i == REP_COMPUTE ? "  (kernels, sum of the GPU stages)" : "");
+    }
+    fprintf(fp, "  frames %lld, pixels %lld, wall %.3f s (stages sum %.3f s), "
+                "%.2f fps, %.2f Mpx/s\n",
+            r->frames, r->pixels, r->wall_s, sum / 1e3, fps, mpx);
+    if (bound >= 0)
+        fprintf(fp, "  bound by: %s\n", stage_names[bound]);
+}

@@ -1,0 +1,41 @@
+/*
+ * report.h — per-stage timing (SPEC §5) and the --cpu-ref tallies.
+ */
+#ifndef GPUEDGE_REPORT_H
+#define GPUEDGE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum rep_stage {
+    REP_DECODE, REP_UPLOAD, REP_GREY, REP_BLUR_H, REP_BLUR_V, REP_SOBEL,
+    REP_HIST, REP_DOWNLOAD, REP_WRITE, REP_COMPUTE, REP_NSTAGES
+};
+
+typedef struct rep_stats {
+    double *ms[REP_NSTAGES];
+    size_t n[REP_NSTAGES], cap[REP_NSTAGES];
+    long long frames, pixels;
+    double wall_s;
+    const char *backend;   /* "gpu" / "cpu" */
+    const char *path;      /* "staged" / "fused" / "cpu" */
+    char device[256];
+} rep_stats;
+
+void rep_init(rep_stats *r);
+void rep_free(rep_stats *r);
+void rep_add(rep_stats *r, int stage, double ms);
+/* Writes the report (text or JSON, C locale numbers) to fp. */
+void rep_print(const rep_stats *r, int json, FILE *fp);
+const char *rep_stage_name(int stage);
+
+/* --cpu-ref: stage-by-stage tallies. */
+enum ref_stage { CHK_GREY, CHK_BLUR_H, CHK_BLUR, CHK_EDGE, CHK_HIST, CHK_NSTAGES };
+typedef struct chk_stats {
+    long long frames, bad_frames;
+    long long checked[CHK_NSTAGES];    /* frames where the stage was checked */
+    long long mismatches[CHK_NSTAGES]; /* elements */
+    double maxdiff[CHK_NSTAGES];
+} chk_stats;
+
+#endif

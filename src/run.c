@@ -1,0 +1,539 @@
+/*
+ * run.c — jobs, the image source and sink, and the run itself.
+ */
+#include "run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "image_io.h"
+#include "pipeline.h"
+#include "refcheck.h"
+#include "report.h"
+#include "safeout.h"
+#include "util.h"
+
+enum { JOB_PENDING, JOB_OK, JOB_FAILED, JOB_SKIPPED };
+
+typedef struct job {
+    char *input;
+    char *output;
+    int fmt;
+    int state;
+    long frames;
+} job;
+
+typedef struct run_ctx {
+    cli_opts *o;
+    so_opts so;
+    job *jobs;
+    int njobs, cap;
+    const char **inputs; /* every input name, for the same-file check */
+    int next_job;        /* image source cursor */
+    so_file *hist;       /* --hist CSV */
+    int batch;
+} run_ctx;
+
+/* ------------------------------------------------------------------------ */
+/* the job list                                                              */
+
+static int add_job(run_ctx *c, const char *input, const char *output)
+{
+    job *j;
+    if (c->njobs == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        job *p = realloc(c->jobs, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        c->jobs = p;
+        c->cap = cap;
+    }
+    j = &c->jobs[c->njobs];
+    memset(j, 0, sizeof *j);
+    j->input = strdup(input);
+    j->output = output ? strdup(output) : NULL;
+    if (!j->input || (output && !j->output)) {
+        free(j->input);
+        free(j->output);
+        return -1;
+    }
+    c->njobs++;
+    return 0;
+}
+
+/* Extensions a directory expands to (what stb_image reads). */
+static int is_media_name(const char *name)
+{
+    static const char *const ext[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
+                                      "hdr", "pnm", "ppm", "pgm", "pic", NULL};
+    char buf[16];
+    const char *e = ge_ext(name, buf, sizeof buf);
+    for (int i = 0; ext[i]; i++)
+        if (!strcmp(e, ext[i]))
+            return 1;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory INPUT stands for its media files (not recursive, sorted). */
+static int add_dir(run_ctx *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0;
+    if (!d) {
+        ge_err(dir, "cannot read directory: %s", strerror(errno));
+        return -1;
+    }
+    while ((de = readdir(d))) {
+        struct stat st;
+        char *path;
+        if (de->d_name[0] == '.' || !is_media_name(de->d_name))
+            continue;
+        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+            ret = -1;
+            break;
+        }
+        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p) {
+                free(path);
+                ret = -1;
+                break;
+            }
+            names = p;
+        }
+        names[n++] = path;
+    }
+    closedir(d);
+    if (names)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (!ret && add_job(c, names[i], NULL))
+            ret = -1;
+        free(names[i]);
+    }
+    free(names);
+    if (!ret && n == 0 && ge_verbose)
+        ge_note("%s: no image files in this directory", dir);
+    return ret;
+}
+
+static int add_input(run_ctx *c, const char *in)
+{
+    struct stat st;
+    if (c->batch && stat(in, &st) == 0 && S_ISDIR(st.st_mode))
+        return add_dir(c, in);
+    return add_job(c, in, NULL);
+}
+
+/* --from-file LIST: one name a line ("-" = stdin); blank lines skipped. */
+static int add_from_file(run_ctx *c, const char *list)
+{
+    FILE *fp = strcmp(list, "-") ? fopen(list, "r") : stdin;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int ret = 0;
+    if (!fp) {
+        ge_err(list, "cannot open input list: %s", strerror(errno));
+        return -1;
+    }
+    while ((len = getline(&line, &cap, fp)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        if (add_input(c, line)) {
+            ret = -1;
+            break;
+        }
+    }
+    if (ferror(fp)) {
+        ge_err(list, "cannot read input list: %s", strerror(errno));
+        ret = -1;
+    }
+    free(line);
+    if (fp != stdin)
+        fclose(fp);
+    return ret;
+}
+
+/* DIR/<stem>.<ext> for batch outputs. */
+static char *batch_output(const char *dir, const char *input, const char *ext)
+{
+    const char *base = strrchr(input, '/');
+    const char *dot;
+    char *out;
+    size_t dl = strlen(dir);
+    base = base ? base + 1 : input;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = base + strlen(base);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    if (asprintf(&out, "%.*s/%.*s.%s", (int)dl, dir, (int)(dot - base), base, ext) < 0)
+        return NULL;
+    return out;
+}
+
+static int plan_jobs(run_ctx *c)
+{
+    cli_opts *o = c->o;
+    c->batch = o->outdir != NULL;
+    if (!c->batch) {
+        int fmt = img_format_from_path(o->output);
+        if (strcmp(o->output, "-") && fmt == IMG_FMT_UNKNOWN) {
+            char buf[16];
+            ge_err(o->output, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm)",
+                   ge_ext(o->output, buf, sizeof buf));
+            return GE_EXIT_USAGE;
+        }
+        if (!strcmp(o->output, "-"))
+            fmt = IMG_FMT_PGM; /* a pipe gets PGM: no extension to go by */
+        if (add_job(c, o->inputs[0], o->output))
+            goto oom;
+        c->jobs[0].fmt = fmt;
+    } else {
+        struct stat st;
+        const char *ext = o->format ? o->format : "png";
+        for (int i = 0; i < o->ninputs; i++)
+            if (add_input(c, o->inputs[i]))
+                return GE_EXIT_FAIL;
+        if (o->from_file && add_from_file(c, o->from_file))
+            return GE_EXIT_FAIL;
+        if (c->njobs == 0) {
+            ge_err(NULL, "no input files");
+            return GE_EXIT_USAGE;
+        }
+        if (stat(o->outdir, &st) != 0) {
+            if (errno != ENOENT || mkdir(o->outdir, 0777) != 0) {
+                ge_err(o->outdir, "cannot create output directory: %s", strerror(errno));
+                return GE_EXIT_FAIL;
+            }
+        } else if (!S_ISDIR(st.st_mode)) {
+            ge_err(o->outdir, "not a directory");
+            return GE_EXIT_USAGE;
+        }
+        for (int i = 0; i < c->njobs; i++) {
+            c->jobs[i].output = batch_output(o->outdir, c->jobs[i].input, ext);
+            if (!c->jobs[i].output)
+                goto oom;
+            c->jobs[i].fmt = img_format_from_path(c->jobs[i].output);
+        }
+        /* Collisions (a.png and a.jpg -> a.png) are an error before any work. */
+        {
+            char **names = malloc((size_t)c->njobs * sizeof *names);
+            int bad = 0;
+            if (!names)
+                goto oom;
+            for (int i = 0; i < c->njobs; i++)
+                names[i] = c->jobs[i].output;
+            qsort(names, (size_t)c->njobs, sizeof *names, cmp_str);
+            for (int i = 1; i < c->njobs; i++)
+                if (!strcmp(names[i], names[i - 1]) && (i < 2 || strcmp(names[i], names[i - 2]))) {
+                    ge_err(names[i], "several inputs would write this output; rename one or use separate batches");
+                    bad = 1;
+                }
+            free(names);
+            if (bad)
+                return GE_EXIT_USAGE;
+        }
+    }
+    c->inputs = malloc((size_t)c->njobs * sizeof *c->inputs);
+    if (!c->inputs)
+        goto oom;
+    for (int i = 0; i < c->njobs; i++)
+        c->inputs[i] = c->jobs[i].input;
+
+    /* Refuse up front what would fail at the end: no work is wasted. */
+    for (int i = 0; i < c->njobs; i++) {
+        job *j = &c->jobs[i];
+        struct stat st;
+        if (so_same_file(j->output, c->inputs, c->njobs)) {
+            ge_err(j->output, "output is the same file as an input; refusing to overwrite it");
+            j->state = JOB_FAILED;
+            continue;
+        }
+        if (strcmp(j->output, "-") && stat(j->output, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (o->skip_existing) {
+                j->state = JOB_SKIPPED;
+                if (!ge_quiet)
+                    ge_note("%s: skipped (output %s exists)", j->input, j->output);
+            } else if (!o->overwrite) {
+                ge_err(j->output, "output exists (use -y to overwrite)");
+                j->state = JOB_FAILED;
+            }
+        }
+    }
+    return 0;
+oom:
+    ge_err(NULL, "out of memory");
+    return GE_EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* image source and sink                                                     */
+
+static const char *job_name_cb(void *ctx, int j)
+{
+    run_ctx *c = ctx;
+    return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
+}
+
+static int image_next(void *ctx, src_frame *fr, host_buf *buf)
+{
+    run_ctx *c = ctx;
+    while (c->next_job < c->njobs) {
+        job *j = &c->jobs[c->next_job++];
+        img_image img;
+        double t0 = ge_now();
+        size_t bytes;
+        if (j->state != JOB_PENDING)
+            continue;
+        if (sig_stopped())
+            return 0;
+        if (img_load(j->input, &img)) {
+            j->state = JOB_FAILED;
+            continue;
+        }
+        bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
+        if (host_buf_reserve(buf, bytes)) {
+            ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
+            img_free(&img);
+            j->state = JOB_FAILED;
+            continue;
+        }
+        memcpy(buf->p, img.pixels, bytes);
+        fr->f = img_as_frame(&img);
+        fr->f.data = buf->p;
+        img_free(&img);
+        fr->job = (int)(j - c->jobs);
+        fr->index = 0;
+        fr->pts = -1;
+        fr->decode_ms = (ge_now() - t0) * 1e3;
+        return 1;
+    }
+    return 0;
+}
+
+static int hist_row(run_ctx *c, const sink_frame *fr)
+{
+    char line[256 * 21 + 64];
+    int n;
+    const char *name = c->jobs[fr->job].input;
+    size_t len = 0;
+    /* file name quoted as CSV: double the quotes */
+    if (so_write(c->hist, "\"", 1))
+        return -1;
+    for (const char *p = name; *p; p++)
+        if ((*p == '"' && so_write(c->hist, "\"\"", 2)) || (*p != '"' && so_write(c->hist, p, 1)))
+            return -1;
+    n = snprintf(line, sizeof line, "\",%ld,", fr->index);
+    len = (size_t)n;
+    if (fr->pts >= 0)
+        len += (size_t)snprintf(line + len, sizeof line - len, "%.6f", fr->pts);
+    for (int i = 0; i < GE_HIST_BINS; i++)
+        len += (size_t)snprintf(line + len, sizeof line - len, ",%llu",
+                                (unsigned long long)fr->hist[i]);
+    line[len++] = '\n';
+    return so_write(c->hist, line, len);
+}
+
+static int image_put(void *ctx, const sink_frame *fr, double *write_ms)
+{
+    run_ctx *c = ctx;
+    job *j = &c->jobs[fr->job];
+    so_file *f = NULL;
+    double t0 = ge_now();
+    if (c->hist && hist_row(c, fr))
+        return -1; /* the CSV is reported at its commit */
+    if (so_open(&f, j->output, &c->so, c->inputs, c->njobs) == 0 &&
+        img_write(f, j->fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
+        so_commit(&f) == 0) {
+        j->state = JOB_OK;
+        j->frames = 1;
+        if (c->batch && !ge_quiet)
+            ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, fr->width, fr->height);
+    } else {
+        so_abort(&f);
+        j->state = JOB_FAILED;
+    }
+    *write_ms = (ge_now() - t0) * 1e3;
+    return 0;
+}
+
+static int image_finish(void *ctx, int abandon)
+{
+    (void)ctx;
+    (void)abandon;
+    return 0; /* every image is committed as it is written */
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* Writes the report to --report-file (safely) or stderr. */
+static int write_report(run_ctx *c, const rep_stats *r)
+{
+    cli_opts *o = c->o;
+    int json = o->report == CLI_REPORT_JSON;
+    if (!o->report_file) {
+        rep_print(r, json, stderr);
+        return 0;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    so_file *f = NULL;
+    int ret = -1;
+    if (!mem)
+        return -1;
+    rep_print(r, json, mem);
+    fclose(mem);
+    if (so_open(&f, o->report_file, &c->so, c->inputs, c->njobs) == 0 &&
+        so_write(f, text, len) == 0 && so_commit(&f) == 0)
+        ret = 0;
+    so_abort(&f);
+    free(text);
+    return ret;
+}
+
+static int open_hist(run_ctx *c)
+{
+    static const char head[] = "file,frame,pts";
+    char num[16];
+    if (so_open(&c->hist, c->o->hist_file, &c->so, c->inputs, c->njobs))
+        return -1;
+    if (so_write(c->hist, head, sizeof head - 1))
+        return -1;
+    for (int i = 0; i < GE_HIST_BINS; i++) {
+        int n = snprintf(num, sizeof num, ",b%d", i);
+        if (so_write(c->hist, num, (size_t)n))
+            return -1;
+    }
+    return so_write(c->hist, "\n", 1);
+}
+
+int run_main(cli_opts *o)
+{
+    run_ctx c;
+    pipe_opts po;
+    rep_stats rep;
+    chk_stats chk;
+    gpu_info gi;
+    int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0;
+    long long nframes = 0;
+    double t0;
+
+    memset(&c, 0, sizeof c);
+    memset(&po, 0, sizeof po);
+    memset(&chk, 0, sizeof chk);
+    rep_init(&rep);
+    c.o = o;
+    c.so.overwrite = o->overwrite;
+    c.so.keep_partial = o->keep_partial;
+
+    status = plan_jobs(&c);
+    if (status)
+        goto end;
+
+    po.params = o->p;
+    if (ge_taps_make(o->p.sigma, &po.taps)) {
+        ge_err(NULL, "--sigma %g: out of range", o->p.sigma);
+        status = GE_EXIT_USAGE;
+        goto end;
+    }
+    po.threads = o->threads;
+    po.cpu_ref_every = o->cpu_ref_every;
+    po.job_name = job_name_cb;
+    po.job_ctx = &c;
+    po.report = o->report ? &rep : NULL;
+    po.check = &chk;
+
+    /* Backend: the GPU when usable; --backend=gpu insists. */
+    if (o->backend != CLI_BACKEND_CPU) {
+        char why[256];
+        if (gpu_probe(o->device, &gi, why, sizeof why) == 0) {
+            use_gpu = 1;
+            snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
+            if (ge_verbose)
+                ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
+        } else if (o->backend == CLI_BACKEND_GPU) {
+            ge_err(NULL, "--backend=gpu: %s", why);
+            status = GE_EXIT_FAIL;
+            goto end;
+        } else if (!ge_quiet) {
+            ge_note("%s; using the CPU backend", why);
+        }
+    }
+
+    if (o->hist_file && open_hist(&c)) {
+        status = GE_EXIT_FAIL;
+        goto end;
+    }
+
+    frame_source src = {&c, image_next};
+    frame_sink sink = {&c, image_put, image_finish};
+    t0 = ge_now();
+    r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
+    rep.wall_s = ge_now() - t0;
+
+    if (c.hist) {
+        if (r == 0) {
+            if (so_commit(&c.hist))
+                r = -1;
+        } else {
+            so_abort(&c.hist);
+        }
+    }
+    for (int i = 0; i < c.njobs; i++) {
+        nok += c.jobs[i].state == JOB_OK;
+        nfail += c.jobs[i].state == JOB_FAILED;
+        nskip += c.jobs[i].state == JOB_SKIPPED;
+        nframes += c.jobs[i].frames;
+    }
+    if (o->report && write_report(&c, &rep))
+        r = r ? r : -1;
+    if (o->cpu_ref_every)
+        chk_print(&chk, stderr);
+    if (c.batch && !ge_quiet)
+        ge_note("%d file%s: %d ok, %d failed, %d skipped; %lld frame%s in %.2f s", c.njobs,
+                c.njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
+                rep.wall_s);
+
+    if (r == -2 || sig_stopped())
+        status = sig_exit_status();
+    else if (chk.bad_frames)
+        status = GE_EXIT_MISMATCH;
+    else if (r < 0 || nfail)
+        status = GE_EXIT_FAIL;
+    else
+        status = GE_EXIT_OK;
+end:
+    so_abort(&c.hist);
+    for (int i = 0; i < c.njobs; i++) {
+        free(c.jobs[i].input);
+        free(c.jobs[i].output);
+    }
+    free(c.jobs);
+    free(c.inputs);
+    rep_free(&rep);
+    return status;
+}
