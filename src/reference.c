@@ -1,0 +1,239 @@
+/*
+ * reference.c — the CPU gold (SPEC §1, §2).
+ *
+ * Plain loops, one function a stage, every expression in the order SPEC §1
+ * writes it, fmaf only where SPEC writes fma (the build passes
+ * -ffp-contract=off, so the compiler adds none).  Every neighbour of the
+ * blur and of the Sobel stage goes through ref_border_index(), which is the
+ * whole border policy (SPEC §1.5).  Nothing here is shared with the CPU
+ * backend or the kernels except the tap table (taps.c) and edge.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+
+// ---------------------------------------------------------------------------
+// Borders (SPEC §1.5)
+
+/* Maps index i (any int) into [0, n-1] per the border mode, or returns -1
+ * when the value there is 0 (zero border, outside the image). */
+static int ref_border_index(int i, int n, int border)
+{
+    if (i >= 0 && i < n)
+        return i;
+    switch (border) {
+    case GE_BORDER_ZERO:
+        return -1;
+    case GE_BORDER_REFLECT101:
+        if (n == 1)
+            return 0;
+        i = abs(i) % (2 * n - 2);
+        if (i >= n)
+            i = 2 * n - 2 - i;
+        return i;
+    case GE_BORDER_REPLICATE:
+    default:
+        return i < 0 ? 0 : n - 1;
+    }
+}
+
+/* plane value at (y, x) with both coordinates border-mapped */
+static float ref_at(const float *p, int w, int h, int y, int x, int border)
+{
+    int yy = ref_border_index(y, h, border);
+    int xx = ref_border_index(x, w, border);
+
+    if (yy < 0 || xx < 0)
+        return 0.0f;
+    return p[(size_t)yy * w + xx];
+}
+
+// ---------------------------------------------------------------------------
+// Stages
+
+/* one channel value, SPEC §1.1 via ge_frame's shift/offset/gain */
+static float ref_channel(const ge_frame *f, int y, int x, int ch)
+{
+    const unsigned char *row = (const unsigned char *)f->data +
+                               (size_t)y * f->stride;
+    size_t i = (size_t)x * f->channels + ch;
+    unsigned v;
+
+    if (f->bytes_per_sample == 2) {
+        uint16_t s;
+        memcpy(&s, row + 2 * i, sizeof s); /* rows need not be aligned */
+        v = s;
+    } else {
+        v = row[i];
+    }
+    return (float)((int)(v >> f->shift) - f->offset) * f->gain;
+}
+
+void ref_grey(const ge_frame *f, float *grey)
+{
+    int x, y;
+
+    for (y = 0; y < f->height; y++) {
+        for (x = 0; x < f->width; x++) {
+            float g;
+            if (f->channels >= 3) {
+                float r = ref_channel(f, y, x, 0);
+                float gr = ref_channel(f, y, x, 1);
+                float b = ref_channel(f, y, x, 2);
+                g = fmaf(0.114f, b, fmaf(0.587f, gr, 0.299f * r));
+            } else {
+                g = ref_channel(f, y, x, 0); /* grey or grey+alpha */
+            }
+            grey[(size_t)y * f->width + x] = g;
+        }
+    }
+}
+
+void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border,
+                float *out)
+{
+    const int r = t->radius;
+    int x, y, k;
+
+    if (r == 0) {
+        memcpy(out, in, (size_t)w * h * sizeof *out);
+        return;
+    }
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            float acc = t->w[0] * ref_at(in, w, h, y, x - r, border);
+            for (k = -r + 1; k <= r; k++)
+                acc = fmaf(t->w[k + r], ref_at(in, w, h, y, x + k, border),
+                           acc);
+            out[(size_t)y * w + x] = acc;
+        }
+    }
+}
+
+void ref_blur_v(const float *in, int w, int h, const ge_taps *t, int border,
+                float *out)
+{
+    const int r = t->radius;
+    int x, y, k;
+
+    if (r == 0) {
+        memcpy(out, in, (size_t)w * h * sizeof *out);
+        return;
+    }
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            float acc = t->w[0] * ref_at(in, w, h, y - r, x, border);
+            for (k = -r + 1; k <= r; k++)
+                acc = fmaf(t->w[k + r], ref_at(in, w, h, y + k, x, border),
+                           acc);
+            out[(size_t)y * w + x] = acc;
+        }
+    }
+}
+
+/* SPEC §1.6: magnitude -> 8-bit edge value */
+static uint8_t ref_quantise(float m, const ge_params *p)
+{
+    uint8_t e;
+
+    if (p->use_threshold) {
+        e = (m * p->scale >= p->threshold) ? 255 : 0;
+    } else {
+        float t = fmaf(m, p->scale, 0.5f);
+        e = t >= 255.0f ? 255 : (uint8_t)floorf(t);
+    }
+    if (p->invert)
+        e = (uint8_t)(255 - e);
+    return e;
+}
+
+void ref_sobel(const float *blur, int w, int h, const ge_params *p,
+               uint8_t *edge)
+{
+    const int bd = p->border;
+    int x, y;
+
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            /* b(dy, dx) */
+            float nw = ref_at(blur, w, h, y - 1, x - 1, bd);
+            float n = ref_at(blur, w, h, y - 1, x, bd);
+            float ne = ref_at(blur, w, h, y - 1, x + 1, bd);
+            float wv = ref_at(blur, w, h, y, x - 1, bd);
+            float ev = ref_at(blur, w, h, y, x + 1, bd);
+            float sw = ref_at(blur, w, h, y + 1, x - 1, bd);
+            float s = ref_at(blur, w, h, y + 1, x, bd);
+            float se = ref_at(blur, w, h, y + 1, x + 1, bd);
+
+            float L = (nw + 2.0f * wv) + sw;
+            float R = (ne + 2.0f * ev) + se;
+            float T = (nw + 2.0f * n) + ne;
+            float D = (sw + 2.0f * s) + se;
+            float gx = R - L;
+            float gy = D - T;
+            float m = sqrtf(fmaf(gx, gx, gy * gy));
+
+            edge[(size_t)y * w + x] = ref_quantise(m, p);
+        }
+    }
+}
+
+void ref_histogram(const uint8_t *edge, size_t n, uint64_t hist[GE_HIST_BINS])
+{
+    size_t i;
+
+    memset(hist, 0, GE_HIST_BINS * sizeof *hist);
+    for (i = 0; i < n; i++)
+        hist[edge[i]]++;
+}
+
+// ---------------------------------------------------------------------------
+
+int ref_process(const ge_frame *f, const ge_params *p, ge_planes *planes)
+{
+    ge_taps taps;
+    float *own[3] = { NULL, NULL, NULL };
+    float *grey, *blur_h, *blur;
+    size_t n;
+    int ret = -1;
+
+    if (!f || !p || !planes || !planes->edge || !f->data)
+        return -1;
+    if (f->width < 1 || f->height < 1 || f->channels < 1 || f->channels > 4 ||
+        (f->bytes_per_sample != 1 && f->bytes_per_sample != 2))
+        return -1;
+    /* a row must hold its samples; a shift past the sample is meaningless */
+    if (f->stride / f->bytes_per_sample / f->channels < (size_t)f->width ||
+        f->shift < 0 || f->shift >= 8 * f->bytes_per_sample ||
+        p->border < GE_BORDER_REPLICATE || p->border > GE_BORDER_ZERO)
+        return -1;
+    if (ge_taps_make(p->sigma, &taps) < 0)
+        return -1;
+    if ((size_t)f->width > SIZE_MAX / sizeof(float) / (size_t)f->height)
+        return -1;
+    n = (size_t)f->width * f->height;
+
+    grey = planes->grey;
+    blur_h = planes->blur_h;
+    blur = planes->blur;
+    if (!grey && !(grey = own[0] = malloc(n * sizeof *grey)))
+        goto end;
+    if (!blur_h && !(blur_h = own[1] = malloc(n * sizeof *blur_h)))
+        goto end;
+    if (!blur && !(blur = own[2] = malloc(n * sizeof *blur)))
+        goto end;
+
+    ref_grey(f, grey);
+    ref_blur_h(grey, f->width, f->height, &taps, p->border, blur_h);
+    ref_blur_v(blur_h, f->width, f->height, &taps, p->border, blur);
+    ref_sobel(blur, f->width, f->height, p, planes->edge);
+    ref_histogram(planes->edge, n, planes->hist);
+    ret = 0;
+end:
+    free(own[0]);
+    free(own[1]);
+    free(own[2]);
+    return ret;
+}
