@@ -64,7 +64,8 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=tests/bin/%)
 GPU_SRCS  = $(wildcard tests/gpu/*.c)
 GPU_BINS  = $(GPU_SRCS:tests/gpu/%.c=tests/bin/%)
 BENCH_CU  = $(wildcard tests/bench/*.cu)
-BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%)
+BENCH_C   = $(wildcard tests/bench/*.c)
+BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
 .PHONY: all test check bench demo deps install uninstall clean samples gpu-tests
 all: gpuedge
@@ -97,6 +98,10 @@ tests/bin/%: tests/gpu/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
+tests/bin/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
 tests/bin/%: tests/bench/%.cu $(LIB)
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVFLAGS) -Xcompiler -pthread -o $@ $< $(LIB) $(PKG_LIBS) -lrt -ldl -lm
@@ -118,8 +123,9 @@ bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
 demo: deps
 	@$(MAKE) --no-print-directory gpuedge
-	./gpuedge -y samples/photo.png /tmp/gpuedge-demo.png
-	@echo "edge map written to /tmp/gpuedge-demo.png"
+	@mkdir -p build
+	./gpuedge -y --report samples/photo.png build/photo_edges.png
+	@echo "edge map of samples/photo.png written to build/photo_edges.png"
 
 samples:
 	sh samples/make_samples.sh
