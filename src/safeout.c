@@ -1,0 +1,666 @@
+/*
+ * safeout.c — never lose data (SPEC §6).
+ *
+ * Life of an output "dir/out.png":
+ *   so_open    checks early (exists without -y, same file as an input,
+ *              directory missing or unwritable) so no work is wasted, then
+ *              creates "dir/.out.png.XXXXXX.tmp" with mkostemps, mode
+ *              0666 & ~umask;
+ *   so_write   buffers small writes, loops over partial writes and EINTR,
+ *              and records the first errno (later writes are no-ops);
+ *   so_commit  flushes, fsyncs, closes (all checked), then renames into
+ *              place: renameat2(RENAME_NOREPLACE), or rename() with -y;
+ *   so_abort   removes the temp file, or renames it to "dir/out.partial.png"
+ *              with --keep-partial.
+ * A final name that exists and is not a regular file (/dev/null, a FIFO, a
+ * terminal) and "-" (stdout) are written directly: no temp, no fsync (it
+ * fails with EINVAL on those), no rename over a device node.
+ *
+ * Every open so_file sits in a registry so that the signal thread can
+ * remove the temp files when a second SIGINT/SIGTERM forces an immediate
+ * exit.  The first signal only raises sig_stop; the work unwinds through
+ * so_abort on its own.
+ */
+#include "safeout.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* stb's writers hand over 64-byte pieces for BMP/TGA/JPEG and PGM goes
+ * row by row: gather them so a large image is not 10^5 syscalls. */
+#define SO_BUF_SIZE (64 * 1024)
+/* Room kept for ".", ".XXXXXX.tmp" and ".partial" within NAME_MAX (255):
+ * longer final names have their temp name cut. */
+#define SO_TMP_BASE_MAX 200
+
+struct so_file {
+    struct so_file *prev, *next; /* registry links */
+    int fd;
+    int direct;       /* written in place: device, FIFO or stdout */
+    int is_stdout;
+    int overwrite;
+    int keep_partial;
+    int err;          /* first errno, 0 while all is well */
+    int reported;     /* err already printed */
+    char *final;      /* the name the user gave */
+    char *tmp;        /* temp file (NULL when direct) */
+    char *partial;    /* NAME.partial.EXT (NULL when direct) */
+    size_t blen;
+    unsigned char buf[SO_BUF_SIZE];
+};
+
+// ---------------------------------------------------------------------------
+// Registry of open outputs
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static so_file *reg_head;
+
+static void reg_add(so_file *f)
+{
+    pthread_mutex_lock(&reg_mu);
+    f->prev = NULL;
+    f->next = reg_head;
+    if (reg_head)
+        reg_head->prev = f;
+    reg_head = f;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/* Caller holds reg_mu. */
+static void reg_remove_locked(so_file *f)
+{
+    if (f->prev)
+        f->prev->next = f->next;
+    else if (reg_head == f)
+        reg_head = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    f->prev = f->next = NULL;
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+static const char *display_name(const so_file *f)
+{
+    return f->is_stdout ? "standard output" : f->final;
+}
+
+/* The process umask without umask()'s set-and-restore race: Linux >= 4.7
+ * shows it in /proc/self/status (read every time, so a later umask() call
+ * is honoured).  Without /proc, umask() twice, once: racy only against
+ * another thread creating a file at that instant, and sig_init runs it
+ * before any other thread exists. */
+static mode_t fallback_umask;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+static void read_umask_fallback(void)
+{
+    fallback_umask = umask(022);
+    umask(fallback_umask);
+}
+
+static int read_proc_umask(mode_t *m)
+{
+    char buf[4096], *p;
+    size_t got = 0;
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    while (got < sizeof buf - 1) {
+        ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    p = strstr(buf, "\nUmask:");
+    if (!p)
+        return -1;
+    *m = (mode_t)strtoul(p + 7, NULL, 8) & 0777;
+    return 0;
+}
+
+static mode_t get_umask(void)
+{
+    mode_t m;
+    if (read_proc_umask(&m) == 0)
+        return m;
+    pthread_once(&umask_once, read_umask_fallback);
+    return fallback_umask;
+}
+
+static char *join3(const char *a, size_t alen, const char *b, size_t blen,
+                   const char *c)
+{
+    size_t clen = strlen(c);
+    char *s = malloc(alen + blen + clen + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, a, alen);
+    memcpy(s + alen, b, blen);
+    memcpy(s + alen + blen, c, clen + 1);
+    return s;
+}
+
+/* "dir/out.png" -> "dir/out.partial.png"; "dir/out" -> "dir/out.partial";
+ * a leading dot of the name is not an extension (".cfg" -> ".cfg.partial"). */
+static char *partial_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *dot;
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = path + strlen(path);
+    return join3(path, (size_t)(dot - path), ".partial", 8, dot);
+}
+
+/* Temp template beside the final name: "dir/.out.png.XXXXXX.tmp". */
+static char *temp_template(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    size_t dirlen, blen;
+    char *s;
+    base = base ? base + 1 : path;
+    dirlen = (size_t)(base - path);
+    blen = strlen(base);
+    if (blen > SO_TMP_BASE_MAX)
+        blen = SO_TMP_BASE_MAX;
+    s = malloc(dirlen + 1 + blen + sizeof ".XXXXXX.tmp");
+    if (!s)
+        return NULL;
+    memcpy(s, path, dirlen);
+    s[dirlen] = '.';
+    memcpy(s + dirlen + 1, base, blen);
+    memcpy(s + dirlen + 1 + blen, ".XXXXXX.tmp", sizeof ".XXXXXX.tmp");
+    return s;
+}
+
+static void so_free(so_file *f)
+{
+    if (!f)
+        return;
+    free(f->final);
+    free(f->tmp);
+    free(f->partial);
+    free(f);
+}
+
+/* Which input (index) is the same file as `path`, or -1. */
+static int same_file_index(const struct stat *out, const char *const *inputs,
+                           int ninputs)
+{
+    int i;
+    for (i = 0; i < ninputs; i++) {
+        struct stat in;
+        if (!inputs || !inputs[i] || strcmp(inputs[i], "-") == 0)
+            continue;
+        if (stat(inputs[i], &in) == 0 && in.st_dev == out->st_dev &&
+            in.st_ino == out->st_ino)
+            return i;
+    }
+    return -1;
+}
+
+int so_same_file(const char *path, const char *const *inputs, int ninputs)
+{
+    struct stat st;
+    if (!path || strcmp(path, "-") == 0 || stat(path, &st) != 0)
+        return 0;
+    return same_file_index(&st, inputs, ninputs) >= 0;
+}
+
+// ---------------------------------------------------------------------------
+// Open
+
+int so_open(so_file **out, const char *path, const so_opts *opts,
+            const char *const *inputs, int ninputs)
+{
+    so_file *f = NULL;
+    struct stat st;
+    const char *base;
+    int e;
+
+    if (!out)
+        return -1;
+    *out = NULL;
+    if (!path || !*path) {
+        ge_err(NULL, "empty output file name");
+        return -1;
+    }
+    f = calloc(1, sizeof *f);
+    if (!f || !(f->final = strdup(path))) {
+        ge_err(path, "cannot create output: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    f->fd = -1;
+    f->overwrite = opts ? opts->overwrite : 0;
+    f->keep_partial = opts ? opts->keep_partial : 0;
+
+    if (strcmp(path, "-") == 0) {
+        f->direct = 1;
+        f->is_stdout = 1;
+        f->fd = STDOUT_FILENO;
+        goto done;
+    }
+
+    if (stat(path, &st) == 0) {
+        int i = same_file_index(&st, inputs, ninputs);
+        if (i >= 0) {
+            ge_err(path, "output is the same file as input %s", inputs[i]);
+            goto fail;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            ge_err(path, "cannot create output: %s", strerror(EISDIR));
+            goto fail;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            /* A device or a pipe: nothing to replace, write in place. */
+            do {
+                f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+            } while (f->fd < 0 && errno == EINTR);
+            if (f->fd < 0) {
+                ge_err(path, "cannot open output: %s", strerror(errno));
+                goto fail;
+            }
+            f->direct = 1;
+            goto done;
+        }
+        if (!f->overwrite) {
+            ge_err(path, "output exists (use -y to overwrite)");
+            goto fail;
+        }
+    } else if (errno != ENOENT) {
+        ge_err(path, "cannot create output: %s", strerror(errno));
+        goto fail;
+    } else if (!f->overwrite && lstat(path, &st) == 0) {
+        /* A dangling symlink is still a name we would replace. */
+        ge_err(path, "output exists (use -y to overwrite)");
+        goto fail;
+    }
+
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!*base) {
+        ge_err(path, "cannot create output: %s", strerror(EISDIR));
+        goto fail;
+    }
+    f->tmp = temp_template(path);
+    f->partial = partial_name(path);
+    if (!f->tmp || !f->partial) {
+        ge_err(path, "cannot create output: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    f->fd = mkostemps(f->tmp, 4, O_CLOEXEC);
+    if (f->fd < 0) {
+        /* ENOENT: the directory is missing; EACCES: unwritable. */
+        ge_err(path, "cannot create output: %s", strerror(errno));
+        goto fail;
+    }
+    /* mkstemp made it 0600; give it the mode open(2) would have.  Some
+     * filesystems (vfat, some FUSE) refuse modes: not worth failing for. */
+    if (fchmod(f->fd, 0666 & ~get_umask()) != 0 && errno != EPERM &&
+        errno != ENOTSUP && errno != EOPNOTSUPP) {
+        e = errno;
+        close(f->fd);
+        unlink(f->tmp);
+        ge_err(path, "cannot create output: %s", strerror(e));
+        goto fail;
+    }
+
+done:
+    reg_add(f);
+    *out = f;
+    return 0;
+
+fail:
+    so_free(f);
+    return -1;
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+static void raw_write(so_file *f, const unsigned char *p, size_t n)
+{
+    while (n > 0 && !f->err) {
+        ssize_t w = write(f->fd, p, n);
+        if (w < 0) {
+            if (errno != EINTR)
+                f->err = errno;
+            continue;
+        }
+        if (w == 0) {
+            f->err = EIO;
+            break;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void flush_buf(so_file *f)
+{
+    if (f->blen > 0 && f->fd >= 0)
+        raw_write(f, f->buf, f->blen);
+    f->blen = 0;
+}
+
+int so_write(so_file *f, const void *buf, size_t len)
+{
+    if (!f)
+        return -1;
+    if (f->err)
+        return -1;
+    if (len == 0)
+        return 0;
+    if (!buf) {
+        f->err = EINVAL;
+        return -1;
+    }
+    if (f->blen + len <= SO_BUF_SIZE) {
+        memcpy(f->buf + f->blen, buf, len);
+        f->blen += len;
+        return 0;
+    }
+    flush_buf(f);
+    if (len >= SO_BUF_SIZE) {
+        raw_write(f, buf, len);
+    } else if (!f->err) {
+        memcpy(f->buf, buf, len);
+        f->blen = len;
+    }
+    return f->err ? -1 : 0;
+}
+
+void so_stb_writer(void *context, void *data, int size)
+{
+    if (size > 0)
+        so_write((so_file *)context, data, (size_t)size);
+}
+
+/* Whoever writes through the descriptor or the name (libav) must see the
+ * bytes so_write buffered first, so both getters flush.  The object is
+ * never const itself (so_open mallocs it); only the view is. */
+int so_fd(const so_file *f)
+{
+    if (!f)
+        return -1;
+    flush_buf((so_file *)f);
+    return f->fd;
+}
+
+const char *so_path(const so_file *f)
+{
+    if (!f)
+        return NULL;
+    flush_buf((so_file *)f);
+    return f->direct ? f->final : f->tmp;
+}
+
+const char *so_name(const so_file *f)
+{
+    return f ? f->final : NULL;
+}
+
+void so_fail(so_file *f, int err)
+{
+    if (f && !f->err)
+        f->err = err > 0 ? err : EIO;
+}
+
+// ---------------------------------------------------------------------------
+// Commit and abort
+
+static void report_error(so_file *f)
+{
+    if (f->err && !f->reported) {
+        ge_err(display_name(f), "cannot write: %s", strerror(f->err));
+        f->reported = 1;
+    }
+}
+
+static void close_fd(so_file *f)
+{
+    if (f->fd >= 0 && !f->is_stdout) {
+        /* Linux closes the descriptor even when close reports EINTR. */
+        if (close(f->fd) != 0 && errno != EINTR && !f->err)
+            f->err = errno;
+    }
+    f->fd = -1;
+}
+
+/* Removes the temp file, or keeps it as NAME.partial.EXT; unregisters. */
+static void discard(so_file *f)
+{
+    int kept = 0, e = 0;
+
+    close_fd(f);
+    pthread_mutex_lock(&reg_mu);
+    if (f->tmp) {
+        if (f->keep_partial) {
+            /* An older .partial is by definition incomplete: replace it. */
+            if (rename(f->tmp, f->partial) == 0)
+                kept = 1;
+            else
+                e = errno;
+        } else {
+            unlink(f->tmp);
+        }
+    }
+    reg_remove_locked(f);
+    pthread_mutex_unlock(&reg_mu);
+    if (kept)
+        ge_note("%s: partial output kept as %s", f->final, f->partial);
+    else if (e)
+        ge_err(f->final, "cannot keep partial output as %s: %s; it is in %s",
+               f->partial, strerror(e), f->tmp);
+}
+
+/* rename(from, to) that never replaces `to`.  renameat2 needs Linux 3.15
+ * and filesystem support (EINVAL otherwise, e.g. some network and FUSE
+ * filesystems); link()+unlink() is no-replace too; a filesystem without
+ * hard links gets a last check-then-rename, racy but better than nothing. */
+static int rename_noreplace(const char *from, const char *to)
+{
+    struct stat st;
+
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+                RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP &&
+        errno != EOPNOTSUPP)
+        return -1;
+    if (link(from, to) == 0) {
+        unlink(from);
+        return 0;
+    }
+    if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP &&
+        errno != EMLINK)
+        return -1;
+    if (lstat(to, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(from, to);
+}
+
+int so_commit(so_file **pf)
+{
+    so_file *f;
+    int rc, e;
+
+    if (!pf || !*pf)
+        return -1;
+    f = *pf;
+    *pf = NULL;
+
+    flush_buf(f);
+    /* fsync is meaningless (EINVAL) on devices and pipes. */
+    if (!f->err && !f->direct && fsync(f->fd) != 0)
+        f->err = errno;
+    close_fd(f);
+    if (f->err) {
+        report_error(f);
+        discard(f);
+        so_free(f);
+        return -1;
+    }
+    if (f->direct) {
+        pthread_mutex_lock(&reg_mu);
+        reg_remove_locked(f);
+        pthread_mutex_unlock(&reg_mu);
+        so_free(f);
+        return 0;
+    }
+
+    /* Under the registry lock, so the signal thread either sees the temp
+     * file or sees it committed, never a half-done cleanup. */
+    pthread_mutex_lock(&reg_mu);
+    rc = f->overwrite ? rename(f->tmp, f->final)
+                      : rename_noreplace(f->tmp, f->final);
+    e = errno;
+    if (rc == 0)
+        reg_remove_locked(f);
+    pthread_mutex_unlock(&reg_mu);
+    if (rc == 0) {
+        so_free(f);
+        return 0;
+    }
+    if (e == EEXIST)
+        ge_err(f->final, "output exists (use -y to overwrite)");
+    else
+        ge_err(f->final, "cannot move output into place: %s", strerror(e));
+    f->reported = 1;
+    discard(f);
+    so_free(f);
+    return -1;
+}
+
+void so_abort(so_file **pf)
+{
+    so_file *f;
+
+    if (!pf || !*pf)
+        return;
+    f = *pf;
+    *pf = NULL;
+    /* Keep everything written so far in a partial; otherwise drop it. */
+    if (f->keep_partial && !f->direct)
+        flush_buf(f);
+    else
+        f->blen = 0;
+    /* A write error nobody reported yet (the caller gave up on the first
+     * failing write) still deserves its one line. */
+    report_error(f);
+    discard(f);
+    so_free(f);
+}
+
+// ---------------------------------------------------------------------------
+// Signals
+
+volatile int sig_stop;
+
+static sigset_t sig_set;
+
+/* Called only by the signal thread on a second signal, right before
+ * _exit: no message, no free, just the names on disk. */
+static void remove_registered_temps(void)
+{
+    so_file *f;
+    pthread_mutex_lock(&reg_mu);
+    for (f = reg_head; f; f = f->next) {
+        if (!f->tmp)
+            continue;
+        if (f->keep_partial)
+            rename(f->tmp, f->partial);
+        else
+            unlink(f->tmp);
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static void *sig_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&sig_set, &sig) != 0)
+            continue;
+        if (__atomic_load_n(&sig_stop, __ATOMIC_SEQ_CST) == 0) {
+            /* First signal: ask the work to unwind (in-flight frames
+             * finish, temps are removed by so_abort). */
+            __atomic_store_n(&sig_stop, sig, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        /* Second signal: the user means it. */
+        remove_registered_temps();
+        _exit(128 + sig);
+    }
+    return NULL;
+}
+
+int sig_init(void)
+{
+    static int started;
+    struct sigaction sa;
+    sigset_t old;
+    pthread_attr_t attr;
+    pthread_t tid;
+    int rc;
+
+    if (started)
+        return 0;
+    /* Without /proc the umask is read now, while no other thread exists. */
+    pthread_once(&umask_once, read_umask_fallback);
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL); /* EPIPE from write instead */
+    sigaction(SIGXFSZ, &sa, NULL); /* EFBIG from write instead */
+
+    sigemptyset(&sig_set);
+    sigaddset(&sig_set, SIGINT);
+    sigaddset(&sig_set, SIGTERM);
+    /* Every thread created from now on inherits the mask, so only the
+     * sigwait thread ever takes these signals. */
+    if (pthread_sigmask(SIG_BLOCK, &sig_set, &old) != 0)
+        return -1;
+
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&tid, &attr, sig_thread, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        errno = rc;
+        return -1;
+    }
+    started = 1;
+    return 0;
+}
+
+int sig_exit_status(void)
+{
+    int sig = __atomic_load_n(&sig_stop, __ATOMIC_SEQ_CST);
+    return sig ? 128 + sig : GE_EXIT_FAIL;
+}

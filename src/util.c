@@ -1,0 +1,134 @@
+/*
+ * util.c — messages and small helpers shared by the host modules.
+ *
+ * Messages are formatted into one buffer and written with a single
+ * write(2) so that lines from the decode, pipeline and signal threads never
+ * interleave mid-line (stdio's stderr is unbuffered and would split a line
+ * into several writes).
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int ge_quiet;
+int ge_verbose;
+
+/* Long enough for a path and a reason; longer lines are cut, not lost. */
+#define GE_MSG_MAX 4096
+
+// ---------------------------------------------------------------------------
+// Output of one line
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* nowhere left to complain */
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Appends s to buf[*len..cap-1], replacing control characters (a newline in
+ * a file name would break the one-line rule) by '?'. */
+static void append_clean(char *buf, size_t *len, size_t cap, const char *s)
+{
+    for (; *s && *len + 1 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        buf[(*len)++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    buf[*len] = '\0';
+}
+
+static void emit(const char *file, const char *fmt, va_list ap)
+{
+    char buf[GE_MSG_MAX];
+    size_t len = 0;
+    int saved = errno;
+
+    buf[0] = '\0';
+    append_clean(buf, &len, sizeof buf, GE_PROG ": ");
+    if (file) {
+        append_clean(buf, &len, sizeof buf, file);
+        append_clean(buf, &len, sizeof buf, ": ");
+    }
+    /* Leave room for the newline. */
+    if (len + 1 < sizeof buf - 1) {
+        int n = vsnprintf(buf + len, sizeof buf - 1 - len, fmt, ap);
+        if (n > 0)
+            len += (size_t)n < sizeof buf - 1 - len ? (size_t)n
+                                                    : sizeof buf - 2 - len;
+    }
+    /* Strip trailing newlines the caller may have added, then add one. */
+    while (len > 0 && buf[len - 1] == '\n')
+        len--;
+    buf[len++] = '\n';
+    write_all(STDERR_FILENO, buf, len);
+    errno = saved;
+}
+
+void ge_err(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(file, fmt, ap);
+    va_end(ap);
+}
+
+void ge_note(const char *fmt, ...)
+{
+    va_list ap;
+    if (ge_quiet)
+        return;
+    va_start(ap, fmt);
+    emit(NULL, fmt, ap);
+    va_end(ap);
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+double ge_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The extension is what follows the last '.' of the last path component,
+ * unless that dot starts the name (".png" is a hidden file, not a PNG).  An
+ * extension that does not fit in buf is reported as none: truncating it
+ * could turn ".jpegs" into a known format. */
+const char *ge_ext(const char *path, char *buf, size_t n)
+{
+    const char *base, *dot;
+    size_t len, i;
+
+    if (!buf || n == 0)
+        return "";
+    buf[0] = '\0';
+    if (!path)
+        return buf;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return buf;
+    len = strlen(dot + 1);
+    if (len >= n)
+        return buf;
+    for (i = 0; i < len; i++) {
+        char c = dot[1 + i];
+        buf[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    buf[len] = '\0';
+    return buf;
+}

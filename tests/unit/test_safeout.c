@@ -1,0 +1,613 @@
+/*
+ * test_safeout.c — SPEC §6 "never lose data": temp + rename, no-replace,
+ * -y, abort, --keep-partial, same-file refusal, direct outputs (/dev/null,
+ * /dev/full, FIFO, stdout), recorded write errors, and the signal thread.
+ * Works in a mkdtemp directory under /tmp and removes it.
+ */
+#include "check.h"
+#include "safeout.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[64];
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", dir, name);
+}
+
+/* Number of entries in d (without . and ..); the first name into first. */
+static int count_entries(const char *d, char *first, size_t n)
+{
+    DIR *dp = opendir(d);
+    struct dirent *de;
+    int count = 0;
+    if (first && n)
+        first[0] = '\0';
+    if (!dp)
+        return -1;
+    while ((de = readdir(dp))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (count == 0 && first)
+            snprintf(first, n, "%s", de->d_name);
+        count++;
+    }
+    closedir(dp);
+    return count;
+}
+
+static void rm_rf_entries(const char *d)
+{
+    DIR *dp = opendir(d);
+    struct dirent *de;
+    char p[512];
+    if (!dp)
+        return;
+    while ((de = readdir(dp))) {
+        struct stat st;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+            chmod(p, 0700);
+            rm_rf_entries(p);
+            rmdir(p);
+        } else {
+            unlink(p);
+        }
+    }
+    closedir(dp);
+}
+
+static void clear_dir(void)
+{
+    rm_rf_entries(dir);
+}
+
+static int write_file(const char *p, const char *s)
+{
+    FILE *f = fopen(p, "wb");
+    if (!f)
+        return -1;
+    fputs(s, f);
+    return fclose(f);
+}
+
+/* Reads up to n-1 bytes as a string; returns the length or -1. */
+static long read_file(const char *p, char *buf, size_t n)
+{
+    FILE *f = fopen(p, "rb");
+    size_t got;
+    if (!f)
+        return -1;
+    got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return (long)got;
+}
+
+/* stderr capture, so the one-line messages can be checked. */
+static int saved_err = -1;
+static char errpath[128];
+
+static void capture_start(void)
+{
+    int fd;
+    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
+    fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    saved_err = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static const char *capture_end(void)
+{
+    static char buf[4096];
+    dup2(saved_err, 2);
+    close(saved_err);
+    saved_err = -1;
+    if (read_file(errpath, buf, sizeof buf) < 0)
+        buf[0] = '\0';
+    unlink(errpath);
+    return buf;
+}
+
+static int open_close(const char *p, const so_opts *o, const char *data)
+{
+    so_file *f = NULL;
+    if (so_open(&f, p, o, NULL, 0) != 0)
+        return -1;
+    so_write(f, data, strlen(data));
+    return so_commit(&f);
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+
+static void test_commit(mode_t um)
+{
+    char p[256], got[256], first[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    struct stat st;
+    int rc;
+
+    clear_dir();
+    path_in(p, sizeof p, "out.png");
+    rc = so_open(&f, p, &o, NULL, 0);
+    CHECK(rc == 0 && f, "so_open new file", "rc=%d", rc);
+    if (!f)
+        return;
+    CHECK(strcmp(so_name(f), p) == 0, "so_name is the final name", "%s",
+          so_name(f));
+    CHECK(count_entries(dir, first, sizeof first) == 1 &&
+              strncmp(first, ".out.png.", 9) == 0 &&
+              strlen(first) == strlen(".out.png.XXXXXX.tmp") &&
+              strcmp(first + strlen(first) - 4, ".tmp") == 0,
+          "temp file is .NAME.XXXXXX.tmp beside the final", "%s", first);
+    CHECK(strstr(so_path(f), "/.out.png.") != NULL, "so_path is the temp",
+          "%s", so_path(f));
+    CHECK(stat(p, &st) != 0, "no final name before commit", " ");
+    so_write(f, "hello ", 6);
+    so_stb_writer(f, "world", 5);
+    rc = so_commit(&f);
+    CHECK(rc == 0 && f == NULL, "so_commit", "rc=%d", rc);
+    CHECK(read_file(p, got, sizeof got) == 11 && !strcmp(got, "hello world"),
+          "committed content", "'%s'", got);
+    CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == (0666 & ~um),
+          "mode is 0666 & ~umask", "mode %o want %o", st.st_mode & 07777,
+          0666 & ~um);
+    CHECK(count_entries(dir, NULL, 0) == 1, "no temp left after commit",
+          "%d entries", count_entries(dir, NULL, 0));
+}
+
+static void test_exists(void)
+{
+    char p[256], got[256];
+    so_file *f = (so_file *)1;
+    so_opts o = { 0, 0 }, y = { 1, 0 };
+    const char *msg;
+    int rc;
+
+    clear_dir();
+    path_in(p, sizeof p, "keep.png");
+    write_file(p, "original");
+    capture_start();
+    rc = so_open(&f, p, &o, NULL, 0);
+    msg = capture_end();
+    CHECK(rc == -1 && f == NULL, "existing final refused without -y",
+          "rc=%d", rc);
+    CHECK(strstr(msg, "keep.png: output exists (use -y to overwrite)") &&
+              !strncmp(msg, "gpuedge: ", 9),
+          "exists message", "'%s'", msg);
+    CHECK(read_file(p, got, sizeof got) > 0 && !strcmp(got, "original") &&
+              count_entries(dir, NULL, 0) == 1,
+          "original untouched, no temp", "'%s'", got);
+
+    rc = open_close(p, &y, "replaced");
+    CHECK(rc == 0 && read_file(p, got, sizeof got) > 0 &&
+              !strcmp(got, "replaced") && count_entries(dir, NULL, 0) == 1,
+          "-y replaces", "rc=%d '%s'", rc, got);
+
+    /* Someone else creates the final while we work: no-replace rename. */
+    clear_dir();
+    path_in(p, sizeof p, "race.png");
+    rc = so_open(&f, p, &o, NULL, 0);
+    write_file(p, "theirs");
+    so_write(f, "mine", 4);
+    capture_start();
+    rc = so_commit(&f);
+    msg = capture_end();
+    CHECK(rc == -1 && read_file(p, got, sizeof got) > 0 &&
+              !strcmp(got, "theirs"),
+          "commit never replaces a file that appeared meanwhile",
+          "rc=%d '%s'", rc, got);
+    CHECK(strstr(msg, "output exists") != NULL, "race message", "'%s'", msg);
+    CHECK(count_entries(dir, NULL, 0) == 1, "race: temp removed", "%d",
+          count_entries(dir, NULL, 0));
+
+    /* A dangling symlink is a name we would replace too. */
+    clear_dir();
+    path_in(p, sizeof p, "dangling.png");
+    symlink("nowhere", p);
+    capture_start();
+    rc = so_open(&f, p, &o, NULL, 0);
+    capture_end();
+    CHECK(rc == -1, "dangling symlink counts as existing", "rc=%d", rc);
+}
+
+static void test_abort(void)
+{
+    char p[256], pp[256], got[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 }, k = { 0, 1 };
+    int rc;
+
+    clear_dir();
+    path_in(p, sizeof p, "out.png");
+    rc = so_open(&f, p, &o, NULL, 0);
+    so_write(f, "abc", 3);
+    CHECK(rc == 0 && count_entries(dir, NULL, 0) == 1, "temp exists", " ");
+    so_abort(&f);
+    CHECK(f == NULL && count_entries(dir, NULL, 0) == 0,
+          "abort removes the temp", "%d entries", count_entries(dir, NULL, 0));
+    so_abort(&f); /* twice is fine */
+    so_abort(NULL);
+    CHECK(1, "abort twice and NULL are safe", " ");
+
+    rc = so_open(&f, p, &k, NULL, 0);
+    so_write(f, "part", 4);
+    capture_start();
+    so_abort(&f);
+    capture_end();
+    path_in(pp, sizeof pp, "out.partial.png");
+    CHECK(rc == 0 && read_file(pp, got, sizeof got) == 4 &&
+              !strcmp(got, "part") && count_entries(dir, NULL, 0) == 1,
+          "--keep-partial leaves NAME.partial.EXT with the data", "'%s'",
+          got);
+
+    clear_dir();
+    path_in(p, sizeof p, "noext");
+    rc = so_open(&f, p, &k, NULL, 0);
+    so_write(f, "x", 1);
+    capture_start();
+    so_abort(&f);
+    capture_end();
+    path_in(pp, sizeof pp, "noext.partial");
+    CHECK(rc == 0 && access(pp, F_OK) == 0, "partial of a name without "
+          "extension is NAME.partial", " ");
+
+    /* A write error makes commit fail, keep nothing under the final name. */
+    clear_dir();
+    path_in(p, sizeof p, "err.png");
+    rc = so_open(&f, p, &o, NULL, 0);
+    so_write(f, "abc", 3);
+    so_fail(f, ENOSPC);
+    CHECK(so_write(f, "def", 3) == -1, "writes after a failure return -1",
+          " ");
+    {
+        const char *msg;
+        capture_start();
+        rc = so_commit(&f);
+        msg = capture_end();
+        CHECK(rc == -1 && f == NULL && count_entries(dir, NULL, 0) == 0,
+              "failed commit removes the temp", "rc=%d entries=%d", rc,
+              count_entries(dir, NULL, 0));
+        CHECK(strstr(msg, "err.png: cannot write: No space left on device") !=
+                  NULL,
+              "write error message", "'%s'", msg);
+    }
+    /* The error reported once even if the caller aborts instead. */
+    rc = so_open(&f, p, &o, NULL, 0);
+    so_fail(f, EIO);
+    {
+        const char *msg;
+        capture_start();
+        so_abort(&f);
+        msg = capture_end();
+        CHECK(strstr(msg, "cannot write: Input/output error") != NULL &&
+                  strchr(msg, '\n') == msg + strlen(msg) - 1,
+              "abort reports an unreported write error, one line", "'%s'",
+              msg);
+    }
+}
+
+static void test_big_writes(void)
+{
+    char p[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    static unsigned char ref[300000], got[300001];
+    size_t i, off = 0;
+    long n;
+    int rc;
+
+    clear_dir();
+    for (i = 0; i < sizeof ref; i++)
+        ref[i] = (unsigned char)(i * 7 + i / 251);
+    path_in(p, sizeof p, "big.bin");
+    rc = so_open(&f, p, &o, NULL, 0);
+    while (off < 100000) { /* small pieces, as stb's writers send them */
+        size_t k = off + 7 <= 100000 ? 7 : 100000 - off;
+        so_write(f, ref + off, k);
+        off += k;
+    }
+    so_write(f, ref + off, 150000); /* larger than the buffer */
+    off += 150000;
+    so_write(f, ref + off, sizeof ref - off);
+    rc |= so_commit(&f);
+    n = read_file(p, (char *)got, sizeof got);
+    CHECK(rc == 0 && n == (long)sizeof ref && !memcmp(ref, got, sizeof ref),
+          "mixed small and large writes arrive in order", "rc=%d n=%ld", rc,
+          n);
+}
+
+static void test_same_file(void)
+{
+    char in[256], link_[256], dot[256], hard[256], out[256], cwd[512];
+    const char *inputs[2];
+    so_file *f = NULL;
+    so_opts y = { 1, 0 };
+    const char *msg;
+    int rc;
+
+    clear_dir();
+    path_in(in, sizeof in, "in.png");
+    path_in(link_, sizeof link_, "link.png");
+    path_in(hard, sizeof hard, "hard.png");
+    path_in(out, sizeof out, "other.png");
+    write_file(in, "input");
+    symlink("in.png", link_);
+    link(in, hard);
+    inputs[0] = "/nonexistent/zzz.png";
+    inputs[1] = in;
+
+    capture_start();
+    rc = so_open(&f, link_, &y, inputs, 2);
+    msg = capture_end();
+    CHECK(rc == -1 && f == NULL, "output through a symlink to the input "
+          "refused (even with -y)", "rc=%d", rc);
+    CHECK(strstr(msg, "link.png: output is the same file as input") != NULL,
+          "same-file message", "'%s'", msg);
+    CHECK(so_same_file(hard, inputs, 2) == 1, "hard link is the same file",
+          " ");
+    CHECK(so_same_file(out, inputs, 2) == 0, "missing output is not the "
+          "same file", " ");
+    CHECK(so_same_file("-", inputs, 2) == 0, "stdout is not an input", " ");
+
+    if (getcwd(cwd, sizeof cwd) && chdir(dir) == 0) {
+        const char *rel[1] = { "in.png" };
+        snprintf(dot, sizeof dot, "./in.png");
+        capture_start();
+        rc = so_open(&f, dot, &y, rel, 1);
+        capture_end();
+        CHECK(rc == -1, "./in.png is the same file as in.png", "rc=%d", rc);
+        capture_start();
+        rc = so_open(&f, "in.png", &y, inputs, 2);
+        capture_end();
+        CHECK(rc == -1, "relative output vs absolute input", "rc=%d", rc);
+        if (chdir(cwd) != 0)
+            perror("chdir");
+    }
+    {
+        char got[64];
+        CHECK(read_file(in, got, sizeof got) > 0 && !strcmp(got, "input"),
+              "input untouched", "'%s'", got);
+    }
+}
+
+static void test_dirs(void)
+{
+    char p[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 }, y = { 1, 0 };
+    const char *msg;
+    int rc;
+
+    clear_dir();
+    path_in(p, sizeof p, "nodir/x.png");
+    capture_start();
+    rc = so_open(&f, p, &o, NULL, 0);
+    msg = capture_end();
+    CHECK(rc == -1 && f == NULL, "missing directory refused", "rc=%d", rc);
+    CHECK(strstr(msg, "nodir/x.png: cannot create output: No such file or "
+                      "directory\n") != NULL,
+          "missing directory message", "'%s'", msg);
+
+    capture_start();
+    rc = so_open(&f, dir, &y, NULL, 0);
+    msg = capture_end();
+    CHECK(rc == -1 && strstr(msg, "Is a directory"), "a directory as output "
+          "refused", "'%s'", msg);
+
+    path_in(p, sizeof p, "ro");
+    mkdir(p, 0555);
+    if (geteuid() == 0) {
+        SKIP("unwritable directory refused", "running as root");
+    } else {
+        path_in(p, sizeof p, "ro/x.png");
+        capture_start();
+        rc = so_open(&f, p, &o, NULL, 0);
+        msg = capture_end();
+        CHECK(rc == -1 && strstr(msg, "Permission denied"),
+              "unwritable directory refused", "'%s'", msg);
+    }
+}
+
+static void test_direct(void)
+{
+    char p[256], got[64];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    static char big[1 << 20];
+    struct stat st;
+    int rc;
+
+    rc = so_open(&f, "/dev/null", &o, NULL, 0);
+    CHECK(rc == 0, "/dev/null opens without -y", "rc=%d", rc);
+    CHECK(f && !strcmp(so_path(f), "/dev/null"), "/dev/null written "
+          "directly", "%s", f ? so_path(f) : "");
+    so_write(f, big, sizeof big);
+    rc = so_commit(&f);
+    CHECK(rc == 0 && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
+          "/dev/null commit (no fsync error, still a device)", "rc=%d", rc);
+
+    rc = so_open(&f, "/dev/full", &o, NULL, 0);
+    so_write(f, "x", 1);
+    {
+        const char *msg;
+        capture_start();
+        rc |= so_commit(&f);
+        msg = capture_end();
+        CHECK(rc == -1 && strstr(msg, "/dev/full: cannot write: No space"),
+              "/dev/full: write error recorded, commit fails", "rc=%d '%s'",
+              rc, msg);
+    }
+
+    /* A FIFO is written in place, not renamed over. */
+    clear_dir();
+    path_in(p, sizeof p, "fifo");
+    if (mkfifo(p, 0600) == 0) {
+        int rd = open(p, O_RDONLY | O_NONBLOCK);
+        rc = so_open(&f, p, &o, NULL, 0);
+        so_write(f, "through", 7);
+        rc |= so_commit(&f);
+        memset(got, 0, sizeof got);
+        CHECK(rc == 0 && read(rd, got, sizeof got - 1) == 7 &&
+                  !strcmp(got, "through") && stat(p, &st) == 0 &&
+                  S_ISFIFO(st.st_mode) && count_entries(dir, NULL, 0) == 1,
+              "FIFO written directly", "rc=%d '%s'", rc, got);
+        close(rd);
+    } else {
+        SKIP("FIFO written directly", "mkfifo failed");
+    }
+
+    /* "-" is stdout. */
+    {
+        int saved = dup(1), fd;
+        path_in(p, sizeof p, "stdout.txt");
+        fflush(stdout);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        close(fd);
+        rc = so_open(&f, "-", &o, NULL, 0);
+        so_write(f, "to stdout", 9);
+        rc |= so_commit(&f);
+        dup2(saved, 1);
+        close(saved);
+        CHECK(rc == 0 && read_file(p, got, sizeof got) == 9 &&
+                  !strcmp(got, "to stdout"),
+              "\"-\" writes to stdout", "rc=%d '%s'", rc, got);
+    }
+}
+
+/* Needs SIGPIPE ignored (sig_init). */
+static void test_epipe(void)
+{
+    int pfd[2], saved;
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    const char *msg;
+    int rc;
+
+    if (pipe(pfd) != 0) {
+        SKIP("EPIPE reported", "pipe failed");
+        return;
+    }
+    close(pfd[0]);
+    fflush(stdout);
+    saved = dup(1);
+    dup2(pfd[1], 1);
+    close(pfd[1]);
+    rc = so_open(&f, "-", &o, NULL, 0);
+    so_write(f, "x", 1);
+    capture_start();
+    rc |= so_commit(&f);
+    msg = capture_end();
+    dup2(saved, 1);
+    close(saved);
+    CHECK(rc == -1 && strstr(msg, "standard output: cannot write: Broken pipe"),
+          "closed pipe: EPIPE reported, not killed by SIGPIPE", "rc=%d '%s'",
+          rc, msg);
+}
+
+/* Second signal: temp files removed, immediate exit 128+sig.  Runs in a
+ * child before the parent's sig_init (a forked child has one thread). */
+static void test_second_signal(void)
+{
+    char p[256];
+    pid_t pid;
+    int status = 0;
+
+    clear_dir();
+    path_in(p, sizeof p, "sig.png");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        so_file *f = NULL;
+        so_opts o = { 0, 0 };
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        int i;
+        if (sig_init() != 0 || so_open(&f, p, &o, NULL, 0) != 0)
+            _exit(50);
+        so_write(f, "data", 4);
+        so_fd(f);
+        kill(getpid(), SIGTERM);
+        for (i = 0; i < 200 && !sig_stopped(); i++)
+            nanosleep(&ts, NULL);
+        if (sig_stop != SIGTERM || sig_exit_status() != 143)
+            _exit(51);
+        kill(getpid(), SIGTERM);
+        for (i = 0; i < 200; i++)
+            nanosleep(&ts, NULL);
+        _exit(52);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 143,
+          "first signal sets sig_stop, second exits 143",
+          "status 0x%x", status);
+    CHECK(count_entries(dir, NULL, 0) == 0, "second signal removed the temp",
+          "%d entries", count_entries(dir, NULL, 0));
+}
+
+static void test_signals(void)
+{
+    struct sigaction sa;
+    struct timespec ts = { 0, 10 * 1000 * 1000 };
+    int i;
+
+    CHECK(sig_init() == 0 && sig_init() == 0, "sig_init (twice is fine)",
+          " ");
+    sigaction(SIGPIPE, NULL, &sa);
+    CHECK(sa.sa_handler == SIG_IGN, "SIGPIPE ignored", " ");
+    sigaction(SIGXFSZ, NULL, &sa);
+    CHECK(sa.sa_handler == SIG_IGN, "SIGXFSZ ignored", " ");
+    kill(getpid(), SIGINT);
+    for (i = 0; i < 200 && !sig_stopped(); i++)
+        nanosleep(&ts, NULL);
+    CHECK(sig_stop == SIGINT && sig_exit_status() == 130,
+          "SIGINT raises sig_stop, exit status 130", "sig_stop=%d",
+          sig_stop);
+}
+
+int main(void)
+{
+    mode_t um;
+
+    /* A umask that tells 0666 & ~umask apart from mkstemp's 0600. */
+    um = 027;
+    umask(um);
+    snprintf(dir, sizeof dir, "/tmp/gpuedge-test-so-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_second_signal();
+    test_commit(um);
+    test_exists();
+    test_abort();
+    test_big_writes();
+    test_same_file();
+    test_dirs();
+    test_direct();
+    test_signals();
+    test_epipe();
+    clear_dir();
+    rmdir(dir);
+    CHECK_EXIT();
+}

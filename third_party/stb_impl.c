@@ -1,0 +1,41 @@
+/*
+ * stb_impl.c — the one place stb_image and stb_image_write are compiled,
+ * from Debian's headers (libstb-dev, /usr/include/stb), with our settings.
+ * We build the implementation ourselves rather than link libstb.so so that
+ * sanitizers and fuzzers see inside the decoders, and so the limits below
+ * are ours.  Nothing is vendored: see VERSIONS.md.
+ *
+ * Settings, and why:
+ *  - STBI_MAX_DIMENSIONS: stb's default is 1 << 24 per side; no real image
+ *    is a million pixels on a side, while a corrupt header claiming one is
+ *    common.  image_io.c separately refuses a decoded size above INT_MAX
+ *    bytes (stb's own ceiling) before asking stb to allocate it.
+ *  - Failure strings stay on (the short ones: image_io.c maps them to
+ *    friendlier text); STBI_FAILURE_USERMSG stays off so the mapping sees
+ *    stable keys.  stb keeps the reason in a thread-local under C11.
+ *  - STBI_WRITE_NO_STDIO: stb's file writers ignore fwrite/fclose errors
+ *    (SPEC §6).  Only the *_to_func writers exist, and image_io.c feeds
+ *    them to safeout's checked writer; a call to stbi_write_png(FILE) is a
+ *    link error on purpose.
+ *  - -fwrapv (by pragma, so the Makefile needs no special rule): stb
+ *    assumes two's-complement wrap-around, e.g. the JPEG writer's bit
+ *    buffer shifts a positive int past bit 31, which UBSan (make test
+ *    SANITIZE=1, -fno-sanitize-recover) would abort on.  Defining the
+ *    behaviour keeps the sanitizers on for everything else in stb.
+ *  - stb_image keeps stdio: img_probe uses stbi_info(path), which reads
+ *    only the header.  img_load reads the file itself (precise errno) and
+ *    decodes from memory.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("wrapv")
+#endif
+
+#include <stdlib.h>
+
+#define STBI_MAX_DIMENSIONS (1 << 20)
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#define STBI_WRITE_NO_STDIO
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
