@@ -45,8 +45,10 @@
 #include "safeout.h"
 #include "util.h"
 
-#define PIPE_IN_SLOTS 3
-#define PIPE_OUT_SLOTS 3
+/* Ring sizes: 3 a side by default (SPEC §4: >= 2; 3 lets decode, PCIe
+ * and the writer each hold one while the GPU works on the next). */
+#define PIPE_DEFAULT_SLOTS 3
+#define PIPE_MAX_SLOTS 8
 #define GROW_ALIGN (2u << 20)
 
 /* ------------------------------------------------------------------------ */
@@ -98,7 +100,7 @@ void host_buf_free(host_buf *b)
 /* ------------------------------------------------------------------------ */
 /* a small blocking queue of pointers                                        */
 
-#define QCAP 8
+#define QCAP 16 /* > PIPE_MAX_SLOTS + 1 */
 typedef struct queue {
     void *item[QCAP];
     int head, count;
@@ -174,8 +176,9 @@ typedef struct gpu_engine {
     const pipe_opts *o;
     frame_source *src;
     frame_sink *sink;
-    in_slot in[PIPE_IN_SLOTS];
-    out_slot out[PIPE_OUT_SLOTS];
+    int nslots;
+    in_slot in[PIPE_MAX_SLOTS];
+    out_slot out[PIPE_MAX_SLOTS];
     queue free_in, filled_in, free_out, done_out;
     cudaStream_t up, comp, dl;
     float *d_grey, *d_blur_h, *d_blur;
@@ -440,14 +443,14 @@ static int engine_init(gpu_engine *e)
     CUDA_TRY(cudaStreamCreateWithFlags(&e->up, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&e->comp, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&e->dl, cudaStreamNonBlocking));
-    for (int i = 0; i < PIPE_IN_SLOTS; i++) {
+    for (int i = 0; i < e->nslots; i++) {
         in_slot *s = &e->in[i];
         s->h.pinned = 1;
         CUDA_TRY(cudaEventCreateWithFlags(&s->uploaded, cudaEventDisableTiming | cudaEventBlockingSync));
         CUDA_TRY(cudaEventCreateWithFlags(&s->consumed, cudaEventDisableTiming));
         q_push(&e->free_in, s);
     }
-    for (int i = 0; i < PIPE_OUT_SLOTS; i++) {
+    for (int i = 0; i < e->nslots; i++) {
         out_slot *s = &e->out[i];
         s->h_edge.pinned = s->h_grey.pinned = s->h_blur_h.pinned = s->h_blur.pinned = 1;
         CUDA_TRY(cudaMallocHost((void **)&s->h_hist, GE_HIST_BINS * sizeof *s->h_hist));
@@ -467,14 +470,14 @@ static void engine_free(gpu_engine *e)
     if (e->up) CUDA_QUIET(cudaStreamSynchronize(e->up));
     if (e->comp) CUDA_QUIET(cudaStreamSynchronize(e->comp));
     if (e->dl) CUDA_QUIET(cudaStreamSynchronize(e->dl));
-    for (int i = 0; i < PIPE_IN_SLOTS; i++) {
+    for (int i = 0; i < e->nslots; i++) {
         in_slot *s = &e->in[i];
         host_buf_free(&s->h);
         if (s->d_in) CUDA_QUIET(cudaFree(s->d_in));
         if (s->uploaded) CUDA_QUIET(cudaEventDestroy(s->uploaded));
         if (s->consumed) CUDA_QUIET(cudaEventDestroy(s->consumed));
     }
-    for (int i = 0; i < PIPE_OUT_SLOTS; i++) {
+    for (int i = 0; i < e->nslots; i++) {
         out_slot *s = &e->out[i];
         host_buf_free(&s->h_edge);
         host_buf_free(&s->h_grey);
@@ -512,6 +515,8 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         return -1;
     }
     e->o = o;
+    e->nslots = o->slots > 0 ? (o->slots < PIPE_MAX_SLOTS ? o->slots : PIPE_MAX_SLOTS)
+                             : PIPE_DEFAULT_SLOTS;
     e->src = src;
     e->sink = sink;
     if (o->report) {

@@ -5,10 +5,14 @@
  * with its own random RGB frame (so nothing is copied on the host per
  * frame); a null sink takes the edge maps.
  *
- *   bench_pipeline [WIDTH HEIGHT FRAMES [CHANNELS]]   (default 3840 2160 600 3)
+ *   bench_pipeline [WIDTH HEIGHT FRAMES [CHANNELS [SLOTS]]]  (default 3840 2160 600 3 3)
+ *   bench_pipeline copies    pinned H2D alone, D2H alone, and both at once
+ *                            on two streams (does PCIe overlap the two
+ *                            directions on this machine?)
  *
  * Prints fps, GB/s moved over PCIe, and the pipeline's own report.
  */
+#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +75,23 @@ static int bench_next(void *ctx, src_frame *fr, host_buf *buf)
     return 1;
 }
 
+/* The sink times the steady state: from the WARM-th frame to the last, so
+ * start-up (pinned allocations, filling each slot once) is not counted. */
+#define WARM 50
+typedef struct null_sink {
+    unsigned long long sum;
+    long last_index;
+    double t_warm, t_last;
+} null_sink;
+
 static int null_put(void *ctx, const sink_frame *fr, double *ms)
 {
-    (*(unsigned long long *)ctx) += fr->edge[0] + fr->hist[0];
+    null_sink *n = ctx;
+    n->sum += fr->edge[0] + fr->hist[0];
+    if (fr->index == WARM)
+        n->t_warm = ge_now();
+    n->t_last = ge_now();
+    n->last_index = fr->index;
     *ms = 0;
     return 0;
 }
@@ -85,6 +103,54 @@ static int null_finish(void *ctx, int abandon)
     return 0;
 }
 
+/* GB/s of `reps` copies of `bytes` each way, alone and concurrently. */
+static int copies(void)
+{
+    const size_t bytes = 64u << 20;
+    const int reps = 20;
+    void *h_a, *h_b, *d_a, *d_b;
+    cudaStream_t s1, s2;
+    cudaEvent_t e0, e1, f0, f1;
+    float ms_up = 0, ms_dn = 0, ms_both = 0;
+    if (cudaMallocHost(&h_a, bytes) || cudaMallocHost(&h_b, bytes) ||
+        cudaMalloc(&d_a, bytes) || cudaMalloc(&d_b, bytes))
+        return 1;
+    memset(h_a, 1, bytes);
+    memset(h_b, 2, bytes);
+    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    cudaEventCreate(&e0); cudaEventCreate(&e1);
+    cudaEventCreate(&f0); cudaEventCreate(&f1);
+    for (int pass = 0; pass < 2; pass++) { /* pass 0 warms up */
+        cudaEventRecord(e0, s1);
+        for (int i = 0; i < reps; i++)
+            cudaMemcpyAsync(d_a, h_a, bytes, cudaMemcpyHostToDevice, s1);
+        cudaEventRecord(e1, s1);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&ms_up, e0, e1);
+        cudaEventRecord(e0, s2);
+        for (int i = 0; i < reps; i++)
+            cudaMemcpyAsync(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s2);
+        cudaEventRecord(e1, s2);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&ms_dn, e0, e1);
+    }
+    double t0 = ge_now();
+    for (int i = 0; i < reps; i++) {
+        cudaMemcpyAsync(d_a, h_a, bytes, cudaMemcpyHostToDevice, s1);
+        cudaMemcpyAsync(h_b, d_b, bytes, cudaMemcpyDeviceToHost, s2);
+    }
+    cudaStreamSynchronize(s1);
+    cudaStreamSynchronize(s2);
+    ms_both = (float)((ge_now() - t0) * 1e3);
+    printf("copies %zu MiB x %d: H2D alone %.1f GB/s, D2H alone %.1f GB/s, "
+           "both at once %.1f + %.1f GB/s (%.1f in all)\n",
+           bytes >> 20, reps, reps * bytes / ms_up / 1e6, reps * bytes / ms_dn / 1e6,
+           reps * bytes / ms_both / 1e6, reps * bytes / ms_both / 1e6,
+           2.0 * reps * bytes / ms_both / 1e6);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bench_src b = {3840, 2160, 3, 600, 0, {0}, 0, 12345u};
@@ -92,10 +158,18 @@ int main(int argc, char **argv)
     char why[256];
     pipe_opts po;
     rep_stats rep;
-    unsigned long long sum = 0;
+    null_sink ns = {0, 0, 0, 0};
     double t0, wall;
     int r;
 
+    int slots = 0;
+    if (argc >= 2 && !strcmp(argv[1], "copies")) {
+        if (gpu_probe(0, &gi, why, sizeof why)) {
+            printf("skip bench-pipeline: %s\n", why);
+            return 0;
+        }
+        return copies();
+    }
     if (argc >= 4) {
         b.w = atoi(argv[1]);
         b.h = atoi(argv[2]);
@@ -103,6 +177,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 5)
         b.ch = atoi(argv[4]);
+    if (argc >= 6)
+        slots = atoi(argv[5]);
     if (sig_init())
         return 1;
     if (gpu_probe(0, &gi, why, sizeof why)) {
@@ -110,6 +186,7 @@ int main(int argc, char **argv)
         return 0;
     }
     memset(&po, 0, sizeof po);
+    po.slots = slots;
     po.params.sigma = 1.0;
     po.params.scale = 1.0f;
     ge_taps_make(1.0, &po.taps);
@@ -117,7 +194,7 @@ int main(int argc, char **argv)
     po.report = &rep;
     snprintf(rep.device, sizeof rep.device, "%.200s", gi.name);
     frame_source src = {&b, bench_next};
-    frame_sink sink = {&sum, null_put, null_finish};
+    frame_sink sink = {&ns, null_put, null_finish};
     t0 = ge_now();
     r = pipe_run_gpu(&po, &src, &sink);
     wall = ge_now() - t0;
@@ -126,12 +203,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-pipeline: pipeline failed (%d)\n", r);
         return 1;
     }
+    if (b.frames <= WARM + 10) {
+        fprintf(stderr, "bench-pipeline: give more than %d frames\n", WARM + 10);
+        return 2;
+    }
     {
         double in_b = (double)b.w * b.h * b.ch, out_b = (double)b.w * b.h;
-        double fps = (double)b.frames / wall;
-        printf("pipeline %dx%d ch=%d: %ld frames in %.3f s = %.1f fps; "
-               "H2D %.2f GB/s, D2H %.2f GB/s (checksum %llu)\n",
-               b.w, b.h, b.ch, b.frames, wall, fps, fps * in_b / 1e9, fps * out_b / 1e9, sum);
+        double fps = (double)(ns.last_index - WARM) / (ns.t_last - ns.t_warm);
+        printf("pipeline %dx%d ch=%d slots=%d: %.1f fps steady (frames %d..%ld), "
+               "H2D %.2f GB/s, D2H %.2f GB/s; whole run %ld frames in %.3f s (checksum %llu)\n",
+               b.w, b.h, b.ch, slots ? slots : 3, fps, WARM, ns.last_index, fps * in_b / 1e9,
+               fps * out_b / 1e9, b.frames, wall, ns.sum);
     }
     rep_print(&rep, 0, stdout);
     rep_free(&rep);
