@@ -1,0 +1,1257 @@
+/*
+ * video_io.c — video in and out through libavformat/libavcodec/libswscale
+ * (FFmpeg 5.1 API: send/receive only, no deprecated calls).  See
+ * video_io.h for the behaviour; the comments here say why.
+ */
+#include "video_io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/cpu.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#include "util.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define VID_NATIVE_BE 1
+#else
+#define VID_NATIVE_BE 0
+#endif
+
+/* The flags SPEC §1.2 pins for the RGB path. */
+#define VID_SWS_FLAGS (SWS_BITEXACT | SWS_ACCURATE_RND)
+/* A decoder that fails this many times in a row without a frame is not
+ * going to recover: the file fails instead of spinning. */
+#define VID_MAX_ERRORS_IN_ROW 1000
+/* swscale's vector code may store a little past a row's end. */
+#define VID_SWS_SLACK 64
+/* Custom AVIO buffer for direct (streamed) outputs. */
+#define VENC_IO_BUF (64 * 1024)
+#define VENC_DEFAULT_CRF 18
+
+// ---------------------------------------------------------------------------
+// Shared helpers
+
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+/* Readers whose demuxer/decoder messages are being counted (see log_cb). */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct vid_reader *live_head;
+static void count_log_error(void *opaque);
+
+/* Many decoders conceal damage without telling the API (FFV1 in 5.1 logs
+ * "slice CRC mismatch" and copies the slice from the previous frame), so
+ * error-level lines logged by a reader's demuxer or decoder contexts
+ * (frame-thread copies share the opaque pointer) are counted as corrupt
+ * data.  Then libav's default callback applies the log level. */
+static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
+{
+    if (level <= AV_LOG_ERROR && avcl && fmt && *fmt &&
+        fmt[strlen(fmt) - 1] == '\n') {
+        const AVClass *cls = *(const AVClass *const *)avcl;
+        if (cls == avcodec_get_class())
+            count_log_error(((AVCodecContext *)avcl)->opaque);
+        else if (cls == avformat_get_class())
+            count_log_error(((AVFormatContext *)avcl)->opaque);
+    }
+    av_log_default_callback(avcl, level, fmt, vl);
+}
+
+/* libav would print multi-line diagnostics of its own; our one line names
+ * the reason.  A level someone set before us is kept. */
+static void log_init(void)
+{
+    if (av_log_get_level() == AV_LOG_INFO)
+        av_log_set_level(ge_verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
+    av_log_set_callback(log_cb);
+}
+
+static const char *err_str(int err, char *buf, size_t n)
+{
+    if (av_strerror(err, buf, n) < 0)
+        snprintf(buf, n, "error %d", err);
+    return buf;
+}
+
+/* libav reads and writes poll this (SPEC §6: interrupt_callback). */
+static int interrupt_cb(void *opaque)
+{
+    (void)opaque;
+    return sig_stop != 0;
+}
+
+static int valid_q(AVRational q)
+{
+    return q.num > 0 && q.den > 0;
+}
+
+static const char *ext_of(const char *s, char *buf, size_t n)
+{
+    if (s && *s == '.')
+        s++;
+    if (!s)
+        s = "";
+    snprintf(buf, n, "%s", s);
+    for (char *p = buf; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    return buf;
+}
+
+static int in_list(const char *e, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(e, list[i]))
+            return 1;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Probe: video or image?
+
+/* What stb reads (SPEC §3): these stay images, GIF's first frame too. */
+static const char *const image_exts[] = {
+    "png", "jpg", "jpeg", "jpe", "bmp", "tga", "psd", "hdr", "pnm", "ppm",
+    "pgm", "pic", "gif", NULL};
+static const char *const video_exts[] = {
+    "mkv", "mka", "webm", "mp4", "m4v", "mov", "qt", "avi", "flv", "f4v",
+    "ts", "mts", "m2ts", "m2t", "mpg", "mpeg", "m2v", "m1v", "vob", "ogv",
+    "ogg", "3gp", "3g2", "wmv", "asf", "y4m", "nut", "mxf", "dv", "h264",
+    "264", "h265", "265", "hevc", "ivf", "rm", "rmvb", "gifv", "apng", NULL};
+
+int vid_probe(const char *path)
+{
+    char ebuf[16];
+    const char *e;
+    unsigned char *buf;
+    int fd, score = 0, ret = 0;
+    ssize_t got = 0;
+    const AVInputFormat *fmt;
+    AVProbeData pd;
+    enum { PROBE_BYTES = 4096 };
+
+    if (!path)
+        return 0;
+    if (!strcmp(path, "-"))
+        return 1;
+    e = ge_ext(path, ebuf, sizeof ebuf);
+    if (in_list(e, image_exts))
+        return 0;
+    if (in_list(e, video_exts))
+        return 1;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* the image loader will say why it cannot be read */
+    buf = calloc(1, PROBE_BYTES + AVPROBE_PADDING_SIZE);
+    if (buf) {
+        while (got < PROBE_BYTES) {
+            ssize_t n = read(fd, buf + got, (size_t)(PROBE_BYTES - got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            got += n;
+        }
+    }
+    close(fd);
+    if (!buf || got <= 0) {
+        free(buf);
+        return 0;
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.filename = "";  /* contents only: the extension was looked at above */
+    pd.buf = buf;
+    pd.buf_size = (int)got;
+    fmt = av_probe_input_format3(&pd, 1, &score);
+    /* Below 26 libavformat itself would keep reading before trusting it. */
+    if (fmt && score > AVPROBE_SCORE_MAX / 4 && !strstr(fmt->name, "_pipe") &&
+        strcmp(fmt->name, "image2") && strcmp(fmt->name, "gif") &&
+        strcmp(fmt->name, "tty"))
+        ret = 1;
+    free(buf);
+    return ret;
+}
+
+// ---------------------------------------------------------------------------
+// Frame conversion
+
+void vid_pack_plane(uint8_t *dst, size_t dst_stride, const uint8_t *src,
+                    ptrdiff_t src_linesize, size_t row_bytes, int rows)
+{
+    for (int y = 0; y < rows; y++)
+        memcpy(dst + (size_t)y * dst_stride, src + (ptrdiff_t)y * src_linesize,
+               row_bytes);
+}
+
+/* yuvj* and grey formats are full range when the frame does not say;
+ * plain yuv* is limited (SPEC §1.2, as FFmpeg assumes). */
+static int default_full(enum AVPixelFormat fmt, const AVPixFmtDescriptor *d)
+{
+    return !strncmp(d->name, "yuvj", 4) || d->nb_components <= 2 ||
+           fmt == AV_PIX_FMT_YUVJ411P;
+}
+
+static int range_is_full(enum AVPixelFormat fmt, enum AVColorRange range)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
+    if (range == AVCOL_RANGE_JPEG)
+        return 1;
+    if (range == AVCOL_RANGE_MPEG)
+        return 0;
+    return d ? default_full(fmt, d) : 0;
+}
+
+int vid_luma_params(enum AVPixelFormat fmt, enum AVColorRange range, ge_frame *f)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
+    int b, shift;
+
+    if (!d || d->nb_components < 1 ||
+        (d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL |
+                     AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM |
+                     AV_PIX_FMT_FLAG_FLOAT | AV_PIX_FMT_FLAG_BAYER)))
+        return -1;
+    /* XYZ carries no RGB flag but is not Y'CbCr either. */
+    if (fmt == AV_PIX_FMT_XYZ12LE || fmt == AV_PIX_FMT_XYZ12BE)
+        return -1;
+    b = d->comp[0].depth;
+    shift = d->comp[0].shift;
+    if (b < 8 || b > 16 || b + shift > 16)
+        return -1;
+    f->channels = 1;
+    f->bytes_per_sample = b + shift > 8 ? 2 : 1;
+    f->shift = shift;
+    if (range_is_full(fmt, range)) {
+        f->offset = 0;
+        f->gain = (float)(255.0 / (double)((1 << b) - 1));
+    } else {
+        f->offset = 16 << (b - 8);
+        f->gain = (float)(255.0 / (219.0 * (double)(1 << (b - 8))));
+    }
+    return 0;
+}
+
+/* The Y samples of any layout (packed YUYV, big-endian, Y+alpha...):
+ * av_read_image_line2 undoes step, offset, shift and endianness. */
+static void read_luma_generic(const AVFrame *fr, const AVPixFmtDescriptor *d,
+                              int bps, uint8_t *dst, size_t stride)
+{
+    uint16_t tmp[256];
+    for (int y = 0; y < fr->height; y++) {
+        uint8_t *row = dst + (size_t)y * stride;
+        /* 256 samples at a time through a 16-bit buffer, then stored at
+         * the frame's sample size (rows need not be 2-byte aligned) */
+        for (int x0 = 0; x0 < fr->width; x0 += 256) {
+            int n = fr->width - x0 < 256 ? fr->width - x0 : 256;
+            av_read_image_line2(tmp, (const uint8_t **)fr->data, fr->linesize,
+                                d, x0, y, 0, n, 0, 2);
+            if (bps == 2)
+                memcpy(row + 2 * (size_t)x0, tmp, 2 * (size_t)n);
+            else
+                for (int x = 0; x < n; x++)
+                    row[x0 + x] = (uint8_t)tmp[x];
+        }
+    }
+}
+
+void vid_conv_free(vid_conv *c)
+{
+    if (c) {
+        sws_freeContext(c->sws);
+        memset(c, 0, sizeof *c);
+    }
+}
+
+static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
+                    const char **why)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
+    size_t stride = (size_t)fr->width * 3;
+    int cs = fr->colorspace, full;
+    uint8_t *dst[4] = {NULL};
+    int dst_ls[4] = {0};
+
+    /* The matrix only matters for Y'CbCr input; out-of-table values
+     * (reserved, ICtCp...) fall back to swscale's default (BT.601). */
+    if (cs < 0 || cs > AVCOL_SPC_BT2020_CL || cs == AVCOL_SPC_RGB)
+        cs = SWS_CS_DEFAULT;
+    full = range_is_full(fr->format, fr->color_range);
+    if (stride > INT_MAX) {
+        *why = "frame too wide";
+        return -1;
+    }
+    if (!c->sws || c->fmt != fr->format || c->w != fr->width || c->h != fr->height) {
+        sws_freeContext(c->sws);
+        c->sws = sws_getContext(fr->width, fr->height, fr->format, fr->width,
+                                fr->height, AV_PIX_FMT_RGB24, VID_SWS_FLAGS,
+                                NULL, NULL, NULL);
+        c->fmt = fr->format;
+        c->w = fr->width;
+        c->h = fr->height;
+        c->cs = -1;
+        if (!c->sws) {
+            *why = "cannot convert this pixel format to RGB";
+            return -1;
+        }
+    }
+    /* Y'CbCr and grey sources: their matrix and range (grey has no matrix
+     * but its range still scales Y). */
+    if (d && !(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) &&
+        (c->cs != cs || c->full != full)) {
+        /* Output full-range RGB (1), unit brightness/contrast/saturation. */
+        sws_setColorspaceDetails(c->sws, sws_getCoefficients(cs), full,
+                                 sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
+                                 1 << 16, 1 << 16);
+        c->cs = cs;
+        c->full = full;
+    }
+    if (host_buf_reserve(buf, stride * (size_t)fr->height + VID_SWS_SLACK)) {
+        *why = "out of memory";
+        return -1;
+    }
+    dst[0] = buf->p;
+    dst_ls[0] = (int)stride;
+    if (sws_scale(c->sws, (const uint8_t *const *)fr->data, fr->linesize, 0,
+                  fr->height, dst, dst_ls) != fr->height) {
+        *why = "RGB conversion failed";
+        return -1;
+    }
+    f->channels = 3;
+    f->bytes_per_sample = 1;
+    f->stride = stride;
+    f->shift = 0;
+    f->offset = 0;
+    f->gain = 1.0f;
+    return 0;
+}
+
+int vid_frame_to_ge(const AVFrame *fr, int force_rgb, vid_conv *conv,
+                    host_buf *buf, ge_frame *f, const char **why)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
+    static const char *dummy;
+
+    if (!why)
+        why = &dummy;
+    memset(f, 0, sizeof *f);
+    if (!d || fr->width <= 0 || fr->height <= 0) {
+        *why = "frame without a size or pixel format";
+        return -1;
+    }
+    f->width = fr->width;
+    f->height = fr->height;
+    if (!force_rgb && vid_luma_params(fr->format, fr->color_range, f) == 0) {
+        int bps = f->bytes_per_sample;
+        size_t row = (size_t)fr->width * (size_t)bps;
+        if (host_buf_reserve(buf, row * (size_t)fr->height)) {
+            *why = "out of memory";
+            return -1;
+        }
+        f->stride = row;
+        if (d->comp[0].plane == 0 && d->comp[0].offset == 0 &&
+            d->comp[0].step == bps &&
+            (bps == 1 || !!(d->flags & AV_PIX_FMT_FLAG_BE) == VID_NATIVE_BE)) {
+            /* The Y plane as stored: shift (P010) is left to the engines. */
+            vid_pack_plane(buf->p, row, fr->data[0], fr->linesize[0], row,
+                           fr->height);
+        } else {
+            read_luma_generic(fr, d, bps, buf->p, row);
+            f->shift = 0; /* av_read_image_line2 already shifted */
+        }
+    } else if (to_rgb24(fr, conv, buf, f, why)) {
+        return -1;
+    }
+    f->data = buf->p;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+struct vid_reader {
+    struct vid_reader *live_next; /* registry for log_cb */
+    long log_errors;              /* atomic: written by decoder threads */
+    char *path;
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVPacket *pkt;
+    AVFrame *frame;
+    vid_conv conv;
+    int vidx;
+    AVRational tb;
+    int64_t start_ts;  /* frames before it are decoded and dropped */
+    long max_frames;
+    int rgb;
+    int opened;        /* vid_open succeeded (close notes errors only then) */
+    int draining, eof;
+    long nout;
+    long corrupt;
+    int errors_in_row;
+    int64_t last_pts, last_dur;
+};
+
+static void count_log_error(void *opaque)
+{
+    pthread_mutex_lock(&live_mu);
+    for (vid_reader *r = live_head; r; r = r->live_next)
+        if (r == opaque) {
+            __atomic_add_fetch(&r->log_errors, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_add(vid_reader *r)
+{
+    pthread_mutex_lock(&live_mu);
+    r->live_next = live_head;
+    live_head = r;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(vid_reader *r)
+{
+    pthread_mutex_lock(&live_mu);
+    for (vid_reader **p = &live_head; *p; p = &(*p)->live_next)
+        if (*p == r) {
+            *p = r->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static char *input_url(const char *path)
+{
+    char *url;
+    if (!strcmp(path, "-"))
+        return strdup("pipe:0");
+    if (strstr(path, "://"))
+        return strdup(path);
+    /* "file:" so that a name with a colon is never taken for a protocol. */
+    if (asprintf(&url, "file:%s", path) < 0)
+        return NULL;
+    return url;
+}
+
+int vid_open(const char *path, const vid_opts *o, vid_reader **out)
+{
+    vid_reader *r = NULL;
+    const AVCodec *codec = NULL;
+    AVStream *st;
+    char *url = NULL;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+
+    pthread_once(&log_once, log_init);
+    *out = NULL;
+    r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path)) || !(url = input_url(path)) ||
+        !(r->pkt = av_packet_alloc()) || !(r->frame = av_frame_alloc()) ||
+        !(r->fmt = avformat_alloc_context())) {
+        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    r->fmt->interrupt_callback.callback = interrupt_cb;
+    r->fmt->interrupt_callback.opaque = NULL;
+    r->fmt->opaque = r; /* log_cb counts its errors */
+    live_add(r);
+    r->max_frames = o ? o->max_frames : -1;
+    r->rgb = o ? o->rgb : 0;
+    r->start_ts = AV_NOPTS_VALUE;
+    r->last_pts = AV_NOPTS_VALUE;
+
+    ret = avformat_open_input(&r->fmt, url, NULL, NULL);
+    if (ret < 0) {
+        /* avformat_open_input freed the context */
+        if (!sig_stop)
+            ge_err(path, "cannot open video: %s", err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    ret = avformat_find_stream_info(r->fmt, NULL);
+    if (ret < 0) {
+        if (!sig_stop)
+            ge_err(path, "cannot read video stream information: %s",
+                   err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    ret = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (ret == AVERROR_STREAM_NOT_FOUND) {
+        ge_err(path, "no video stream in this file");
+        goto fail;
+    }
+    if (ret < 0 || !codec) {
+        int i = ret >= 0 ? ret : av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        const char *name = i >= 0 ? avcodec_get_name(r->fmt->streams[i]->codecpar->codec_id) : "?";
+        ge_err(path, "cannot decode video: no decoder for codec '%s'", name);
+        goto fail;
+    }
+    r->vidx = ret;
+    /* Audio and everything else is dropped: let the demuxer skip it. */
+    for (unsigned i = 0; i < r->fmt->nb_streams; i++)
+        if ((int)i != r->vidx)
+            r->fmt->streams[i]->discard = AVDISCARD_ALL;
+    st = r->fmt->streams[r->vidx];
+    r->tb = st->time_base;
+
+    r->dec = avcodec_alloc_context3(codec);
+    if (!r->dec) {
+        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
+    if (ret >= 0) {
+        r->dec->pkt_timebase = st->time_base;
+        r->dec->opaque = r; /* log_cb counts its errors */
+        r->dec->thread_count = o && o->threads > 0 ? o->threads : 0;
+        r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+        ret = avcodec_open2(r->dec, codec, NULL);
+    }
+    if (ret < 0) {
+        ge_err(path, "cannot open the %s decoder: %s", codec->name,
+               err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+
+    if (o && o->start > 0) {
+        /* --start counts from the stream's first timestamp, as ffmpeg -ss
+         * does; seek to the keyframe before it, then drop frames. */
+        int64_t s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+        int64_t us = llrint(o->start * AV_TIME_BASE);
+        r->start_ts = s0 + av_rescale_q(us, AV_TIME_BASE_Q, st->time_base);
+        /* a failed seek (a pipe) just means decoding from the start */
+        avformat_seek_file(r->fmt, r->vidx, INT64_MIN, r->start_ts,
+                           r->start_ts, 0);
+    }
+    free(url);
+    r->opened = 1;
+    *out = r;
+    return 0;
+
+fail:
+    free(url);
+    vid_close(&r);
+    return -1;
+}
+
+static void fill_frame(vid_reader *r, src_frame *fr, const ge_frame *g, double t0)
+{
+    int64_t ts = r->frame->best_effort_timestamp;
+    fr->f = *g;
+    fr->index = r->nout++;
+    fr->pts = ts == AV_NOPTS_VALUE ? -1.0 : (double)ts * av_q2d(r->tb);
+    r->last_pts = ts;
+    r->last_dur = r->frame->pkt_duration > 0 ? r->frame->pkt_duration : 0;
+    fr->decode_ms = (ge_now() - t0) * 1000.0;
+}
+
+/* A read error other than the end: errno-style ones (EIO from the disk)
+ * fail the file; malformed data just ends it. */
+static int is_io_error(int err)
+{
+    int e = AVUNERROR(err);
+    return e > 0 && e < 4096 && e != EAGAIN && err != AVERROR_EOF;
+}
+
+int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
+{
+    double t0 = ge_now();
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+
+    for (;;) {
+        if (r->max_frames >= 0 && r->nout >= r->max_frames)
+            return 0;
+        if (sig_stop)
+            return -1;
+        if (r->eof)
+            return 0;
+
+        ret = avcodec_receive_frame(r->dec, r->frame);
+        if (ret >= 0) {
+            int64_t ts = r->frame->best_effort_timestamp;
+            ge_frame g;
+            const char *why = NULL;
+            r->errors_in_row = 0;
+            if ((r->frame->flags & AV_FRAME_FLAG_CORRUPT) ||
+                r->frame->decode_error_flags)
+                r->corrupt++;
+            if (r->start_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE &&
+                ts < r->start_ts) {
+                av_frame_unref(r->frame);
+                continue;
+            }
+            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
+                ge_err(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
+                       r->nout, av_get_pix_fmt_name(r->frame->format) ?
+                       av_get_pix_fmt_name(r->frame->format) : "?",
+                       r->frame->width, r->frame->height, why);
+                av_frame_unref(r->frame);
+                return -1;
+            }
+            fill_frame(r, fr, &g, t0);
+            av_frame_unref(r->frame);
+            return 1;
+        }
+        if (ret == AVERROR_EOF) {
+            r->eof = 1;
+            return 0;
+        }
+        if (ret != AVERROR(EAGAIN)) {
+            /* a frame that failed to decode: counted, decoding goes on */
+            if (ret == AVERROR(ENOMEM)) {
+                ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+                return -1;
+            }
+            r->corrupt++;
+            if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+                ge_err(r->path, "cannot decode video: %s",
+                       err_str(ret, eb, sizeof eb));
+                return -1;
+            }
+            continue;
+        }
+        if (r->draining) { /* EAGAIN while draining: the decoder is done */
+            r->eof = 1;
+            return 0;
+        }
+
+        ret = av_read_frame(r->fmt, r->pkt);
+        if (ret < 0) {
+            if (sig_stop || ret == AVERROR_EXIT)
+                return -1;
+            if (ret != AVERROR_EOF) {
+                if (is_io_error(ret)) {
+                    ge_err(r->path, "cannot read video: %s",
+                           err_str(ret, eb, sizeof eb));
+                    return -1;
+                }
+                r->corrupt++; /* malformed tail: what decoded so far stands */
+                if (ge_verbose)
+                    ge_note("%s: video data ends early: %s", r->path,
+                            err_str(ret, eb, sizeof eb));
+            }
+            /* drain: a NULL packet, then receive until AVERROR_EOF */
+            avcodec_send_packet(r->dec, NULL);
+            r->draining = 1;
+            continue;
+        }
+        if (r->pkt->stream_index != r->vidx) {
+            av_packet_unref(r->pkt);
+            continue;
+        }
+        if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
+            r->corrupt++; /* still decoded: the decoder may conceal it */
+        ret = avcodec_send_packet(r->dec, r->pkt);
+        av_packet_unref(r->pkt);
+        /* Every frame was received before this send, so EAGAIN cannot
+         * happen; any other error is a bad packet, skipped. */
+        if (ret < 0 && ret != AVERROR(EAGAIN)) {
+            if (ret == AVERROR(ENOMEM)) {
+                ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+                return -1;
+            }
+            r->corrupt++;
+            if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+                ge_err(r->path, "cannot decode video: %s",
+                       err_str(ret, eb, sizeof eb));
+                return -1;
+            }
+        }
+    }
+}
+
+void vid_close(vid_reader **pr)
+{
+    vid_reader *r;
+    if (!pr || !*pr)
+        return;
+    r = *pr;
+    *pr = NULL;
+    avcodec_free_context(&r->dec); /* joins the decoder's threads */
+    avformat_close_input(&r->fmt);
+    live_remove(r);
+    if (r->opened && vid_corrupt_count(r) > 0)
+        ge_note("%s: %ld decoding errors (corrupt data skipped or concealed)",
+                r->path, vid_corrupt_count(r));
+    av_packet_free(&r->pkt);
+    av_frame_free(&r->frame);
+    vid_conv_free(&r->conv);
+    free(r->path);
+    free(r);
+}
+
+void vid_get_info(const vid_reader *r, vid_info *info)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    AVRational fr = av_guess_frame_rate(r->fmt, st, NULL);
+    memset(info, 0, sizeof *info);
+    info->width = st->codecpar->width;
+    info->height = st->codecpar->height;
+    info->time_base = st->time_base;
+    info->frame_rate = valid_q(fr) ? fr : (AVRational){0, 1};
+    if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        info->duration = (double)st->duration * av_q2d(st->time_base);
+    else if (r->fmt->duration != AV_NOPTS_VALUE && r->fmt->duration > 0)
+        info->duration = (double)r->fmt->duration / AV_TIME_BASE;
+    else
+        info->duration = -1;
+    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : 0;
+    info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
+}
+
+long vid_corrupt_count(const vid_reader *r)
+{
+    if (!r)
+        return 0;
+    return r->corrupt + __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+}
+
+void vid_last_ts(const vid_reader *r, int64_t *pts, int64_t *duration)
+{
+    if (pts)
+        *pts = r->last_pts;
+    if (duration)
+        *duration = r->last_dur;
+}
+
+int64_t vid_seconds_to_ts(double seconds, AVRational tb)
+{
+    if (seconds == -1.0 || !valid_q(tb) || !isfinite(seconds))
+        return AV_NOPTS_VALUE;
+    /* seconds was ts * num / den in double: ts is the nearest integer */
+    return llrint(seconds * (double)tb.den / (double)tb.num);
+}
+
+// ---------------------------------------------------------------------------
+// Image-sequence names
+
+int vid_is_sequence(const char *pattern)
+{
+    char buf[4096];
+    return pattern && av_get_frame_filename2(buf, sizeof buf, pattern, 1, 0) == 0;
+}
+
+int vid_sequence_name(const char *pattern, long index, char *buf, size_t size)
+{
+    size_t need;
+    char *tmp;
+    int ret;
+
+    if (buf && size)
+        buf[0] = '\0';
+    if (!pattern || !buf || size < 2 || index < 0 || index > INT_MAX)
+        return -1;
+    /* av_get_frame_filename2 cuts a name that does not fit and still says
+     * 0: expand into room for the longest result (a %d is at most 19
+     * digits there), then check the length.  flags 0: exactly one %d; the
+     * pattern never goes through printf. */
+    need = strlen(pattern) + 32;
+    if (need > INT_MAX || !(tmp = malloc(need)))
+        return -1;
+    ret = av_get_frame_filename2(tmp, (int)need, pattern, (int)index, 0);
+    if (ret == 0 && strlen(tmp) < size)
+        memcpy(buf, tmp, strlen(tmp) + 1);
+    else
+        ret = -1;
+    free(tmp);
+    return ret < 0 ? -1 : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+
+enum { VENC_MKV, VENC_MP4, VENC_Y4M };
+
+typedef struct ts_entry {
+    int64_t pts, dur;
+} ts_entry;
+
+struct venc_writer {
+    so_file *out;
+    int kind;
+    AVFormatContext *oc;
+    AVCodecContext *enc;
+    AVStream *st;
+    AVFrame *frame;
+    AVPacket *pkt;
+    int custom_io;     /* pb is ours (over so_write), not avio_open's */
+    int w, h;          /* the edge maps' size */
+    int cw, ch;        /* the coded size (padded for 4:2:0) */
+    AVRational tb;     /* the caller's pts unit == encoder time base */
+    AVRational fps;
+    int64_t last_pts, last_dur;
+    long nput;
+    int size_noted;
+    int failed;
+    ts_entry *ts;      /* durations of frames inside the encoder, by pts */
+    size_t nts, cap_ts;
+};
+
+int venc_format_ok(const char *ext)
+{
+    char b[16];
+    ext_of(ext, b, sizeof b);
+    return !strcmp(b, "mkv") || !strcmp(b, "mp4") || !strcmp(b, "y4m");
+}
+
+/* Marks the output failed: an errno-style error is a write error that
+ * safeout reports; anything else gets our own line. */
+static void venc_error(venc_writer *w, const char *what, int err)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int e = AVUNERROR(err);
+    if (w->failed)
+        return;
+    w->failed = 1;
+    if (sig_stop && (err == AVERROR_EXIT || e == EINTR))
+        return;
+    if (e > 0 && e < 4096 && e != ENOMEM && e != EINVAL && e != ENOSYS) {
+        so_fail(w->out, e); /* so_abort prints "cannot write: ..." */
+        return;
+    }
+    ge_err(so_name(w->out), "cannot encode video: %s: %s", what,
+           err_str(err, eb, sizeof eb));
+}
+
+static int io_write(void *opaque, uint8_t *buf, int size)
+{
+    if (size > 0 && so_write(opaque, buf, (size_t)size) < 0)
+        return AVERROR(EIO);
+    return size > 0 ? size : 0;
+}
+
+/* FFV1 version 3 slice grid.  ffv1enc.c takes, for a requested count,
+ * the first nv x nh (nv rows, nv <= nh < 2 nv, nh <= W, nv <= H, bounded
+ * slice area) in this order.  The slice header codes positions as
+ * (x + 1) * nh / W, which only round-trips when nh < W and nv < H
+ * (FFmpeg 5.1 writes 2x2 with 4 slices, or any 1-pixel-high frame, and
+ * decodes zeros), so such grids are skipped here.  The smallest count
+ * >= want (at least 4, to scale), or 0 when none fits: then version 1. */
+static int ffv1_slices(int w, int h, int want)
+{
+    if (want < 4)
+        want = 4;
+    if (want > 64)
+        want = 64;
+    for (int s = want; s <= 256; s++)
+        for (int nv = 1; nv < 32; nv++)
+            for (int nh = nv; nh < 2 * nv; nh++) {
+                int64_t maxw = (w + nh - 1) / nh, maxh = (h + nv - 1) / nv;
+                if (nh > w || nv > h || maxw * maxh * 9 > (8 << 24))
+                    continue;
+                if (nh * nv != s)
+                    continue;
+                if (nh < w && nv < h)
+                    return s;
+                /* the encoder would take this grid: try the next count */
+                nv = 32;
+                break;
+            }
+    return 0;
+}
+
+static int cpu_threads(int t)
+{
+    int n = t > 0 ? t : av_cpu_count();
+    return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+int venc_open(so_file *out, const char *format_ext, int w, int h,
+              AVRational time_base, AVRational fps, const venc_opts *o,
+              venc_writer **wp)
+{
+    venc_writer *wr = NULL;
+    const AVCodec *codec = NULL;
+    const char *muxer;
+    const char *name = so_name(out);
+    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16];
+    enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
+    AVDictionary *copts = NULL, *mopts = NULL;
+    int direct, ret;
+
+    pthread_once(&log_once, log_init);
+    *wp = NULL;
+    ext_of(format_ext, ext, sizeof ext);
+    if (w <= 0 || h <= 0) {
+        ge_err(name, "cannot encode video: empty frame size %dx%d", w, h);
+        return -1;
+    }
+    wr = calloc(1, sizeof *wr);
+    if (!wr)
+        goto oom;
+    wr->out = out;
+    wr->w = wr->cw = w;
+    wr->h = wr->ch = h;
+    wr->fps = valid_q(fps) ? fps : (AVRational){25, 1};
+    wr->last_pts = AV_NOPTS_VALUE;
+
+    if (!strcmp(ext, "mkv")) {
+        wr->kind = VENC_MKV;
+        muxer = "matroska";
+        codec = avcodec_find_encoder(AV_CODEC_ID_FFV1);
+    } else if (!strcmp(ext, "mp4")) {
+        wr->kind = VENC_MP4;
+        muxer = "mp4";
+        codec = avcodec_find_encoder_by_name("libx264");
+        pixfmt = AV_PIX_FMT_YUV420P;
+        /* 4:2:0 has no odd sizes: pad with a column/row of 0 */
+        wr->cw = (w + 1) & ~1;
+        wr->ch = (h + 1) & ~1;
+    } else if (!strcmp(ext, "y4m")) {
+        wr->kind = VENC_Y4M;
+        muxer = "yuv4mpegpipe";
+        codec = avcodec_find_encoder(AV_CODEC_ID_WRAPPED_AVFRAME);
+        if (o && o->y4m_yuv420)
+            pixfmt = AV_PIX_FMT_YUV420P;
+    } else {
+        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
+        goto fail;
+    }
+    if (!codec) {
+        ge_err(name, "cannot encode video: this libavcodec has no %s encoder",
+               wr->kind == VENC_MP4 ? "libx264 (H.264)" :
+               wr->kind == VENC_MKV ? "FFV1" : "wrapped_avframe");
+        goto fail;
+    }
+    /* Y4M's header holds the rate and each frame is one 1/fps tick. */
+    wr->tb = wr->kind == VENC_Y4M ? av_inv_q(wr->fps)
+             : valid_q(time_base) ? time_base : av_inv_q(wr->fps);
+
+    ret = avformat_alloc_output_context2(&wr->oc, NULL, muxer, NULL);
+    if (ret < 0 || !wr->oc) {
+        ge_err(name, "cannot encode video: no %s muxer: %s", muxer,
+               err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    wr->oc->interrupt_callback.callback = interrupt_cb;
+    if (!(wr->st = avformat_new_stream(wr->oc, NULL)) ||
+        !(wr->enc = avcodec_alloc_context3(codec)) ||
+        !(wr->frame = av_frame_alloc()) || !(wr->pkt = av_packet_alloc()))
+        goto oom;
+
+    wr->enc->width = wr->cw;
+    wr->enc->height = wr->ch;
+    wr->enc->pix_fmt = pixfmt;
+    wr->enc->time_base = wr->tb;
+    wr->enc->framerate = wr->fps;
+    wr->enc->sample_aspect_ratio = (AVRational){1, 1};
+    /* Edge values are 0..255 as they are: full range, so players show
+     * 255 as white instead of clipping 235..255. */
+    wr->enc->color_range = AVCOL_RANGE_JPEG;
+    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
+        wr->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+    if (wr->kind == VENC_MKV) {
+        int threads = cpu_threads(o ? o->threads : 0);
+        int slices = ffv1_slices(w, h, threads);
+        wr->enc->gop_size = 1;  /* every frame self-contained */
+        if (slices > 0) {
+            wr->enc->level = 3; /* FFV1 version 3: slices, CRCs */
+            wr->enc->slices = slices;
+            wr->enc->thread_count = threads;
+            wr->enc->thread_type = FF_THREAD_SLICE;
+            av_dict_set(&copts, "slicecrc", "1", 0);
+        } else {
+            wr->enc->level = 1; /* tiny frames: one slice, no header grid */
+        }
+    } else if (wr->kind == VENC_MP4) {
+        char crf[16];
+        /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
+         * without B-frames every pts stays where it was given. */
+        if (!strcmp(so_path(out), name))
+            wr->enc->max_b_frames = 0;
+        snprintf(crf, sizeof crf, "%d", o && o->crf > 0 ? o->crf : VENC_DEFAULT_CRF);
+        av_dict_set(&copts, "crf", crf, 0);
+        if (o && o->preset)
+            av_dict_set(&copts, "preset", o->preset, 0);
+        wr->enc->thread_count = o && o->threads > 0 ? o->threads : 0;
+    }
+    ret = avcodec_open2(wr->enc, codec, &copts);
+    if (ret < 0) {
+        ge_err(name, "cannot open the %s encoder (%dx%d): %s", codec->name,
+               wr->cw, wr->ch, err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    ret = avcodec_parameters_from_context(wr->st->codecpar, wr->enc);
+    if (ret < 0)
+        goto oom;
+    wr->st->time_base = wr->tb;
+    wr->st->avg_frame_rate = wr->fps;
+    wr->st->r_frame_rate = wr->fps;
+
+    wr->frame->format = pixfmt;
+    wr->frame->width = wr->cw;
+    wr->frame->height = wr->ch;
+    wr->frame->color_range = AVCOL_RANGE_JPEG;
+    if (av_frame_get_buffer(wr->frame, 0) < 0)
+        goto oom;
+
+    /* A regular output is a seekable temp file (the muxers write their
+     * indexes at the end); a direct one (stdout, pipe, device) streams
+     * through so_write, which records the errors. */
+    direct = !strcmp(so_path(out), name);
+    if (direct) {
+        uint8_t *iob = av_malloc(VENC_IO_BUF);
+        if (!iob)
+            goto oom;
+        wr->oc->pb = avio_alloc_context(iob, VENC_IO_BUF, 1, out, NULL, io_write, NULL);
+        if (!wr->oc->pb) {
+            av_free(iob);
+            goto oom;
+        }
+        wr->custom_io = 1;
+        wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
+        if (wr->kind == VENC_MP4)
+            av_dict_set(&mopts, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+    } else {
+        char *url;
+        if (asprintf(&url, "file:%s", so_path(out)) < 0)
+            goto oom;
+        ret = avio_open2(&wr->oc->pb, url, AVIO_FLAG_WRITE,
+                         &wr->oc->interrupt_callback, NULL);
+        free(url);
+        if (ret < 0) {
+            ge_err(name, "cannot open output: %s", err_str(ret, eb, sizeof eb));
+            goto fail;
+        }
+    }
+    ret = avformat_write_header(wr->oc, &mopts);
+    if (ret < 0) {
+        venc_error(wr, "writing the header", ret);
+        goto fail;
+    }
+    av_dict_free(&copts);
+    av_dict_free(&mopts);
+    *wp = wr;
+    return 0;
+
+oom:
+    ge_err(name, "cannot encode video: %s", strerror(ENOMEM));
+fail:
+    av_dict_free(&copts);
+    av_dict_free(&mopts);
+    if (wr)
+        wr->failed = 1;
+    venc_close(&wr, 1);
+    return -1;
+}
+
+static int ts_push(venc_writer *w, int64_t pts, int64_t dur)
+{
+    if (w->nts == w->cap_ts) {
+        size_t cap = w->cap_ts ? 2 * w->cap_ts : 64;
+        ts_entry *p = realloc(w->ts, cap * sizeof *p);
+        if (!p)
+            return -1;
+        w->ts = p;
+        w->cap_ts = cap;
+    }
+    w->ts[w->nts].pts = pts;
+    w->ts[w->nts].dur = dur;
+    w->nts++;
+    return 0;
+}
+
+/* The duration given with the frame whose pts the packet carries
+ * (encoders such as x264 reorder, and none in 5.1 pass durations on). */
+static int64_t ts_take(venc_writer *w, int64_t pts)
+{
+    for (size_t i = 0; i < w->nts; i++)
+        if (w->ts[i].pts == pts) {
+            int64_t d = w->ts[i].dur;
+            w->ts[i] = w->ts[--w->nts];
+            return d;
+        }
+    return 0;
+}
+
+/* Receives every packet the encoder has ready and muxes it. */
+static int drain_packets(venc_writer *w)
+{
+    for (;;) {
+        int ret = avcodec_receive_packet(w->enc, w->pkt);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
+            return 0;
+        if (ret < 0) {
+            venc_error(w, "encoding", ret);
+            return -1;
+        }
+        if (w->pkt->pts != AV_NOPTS_VALUE) {
+            int64_t d = ts_take(w, w->pkt->pts);
+            if (d > 0)
+                w->pkt->duration = d;
+        }
+        av_packet_rescale_ts(w->pkt, w->enc->time_base, w->st->time_base);
+        w->pkt->stream_index = w->st->index;
+        ret = av_interleaved_write_frame(w->oc, w->pkt); /* unrefs pkt */
+        if (ret < 0) {
+            venc_error(w, "writing", ret);
+            return -1;
+        }
+    }
+}
+
+int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
+                   int pitch, int64_t pts, int64_t duration)
+{
+    AVFrame *f;
+    int cw, chh, ret;
+
+    if (!w || w->failed)
+        return -1;
+    if (sig_stop) {
+        w->failed = 1;
+        return -1;
+    }
+    if ((width != w->w || height != w->h) && !w->size_noted) {
+        ge_note("%s: frame size changed from %dx%d to %dx%d; the video keeps "
+                "%dx%d (cropped or padded with 0)", so_name(w->out), w->w, w->h,
+                width, height, w->w, w->h);
+        w->size_noted = 1;
+    }
+    f = w->frame;
+    /* The encoder may still hold the last frame (a reference): copy on
+     * write, as doc/examples/muxing.c does. */
+    ret = av_frame_make_writable(f);
+    if (ret < 0) {
+        venc_error(w, "allocating a frame", ret);
+        return -1;
+    }
+    cw = width < w->w ? width : w->w;
+    chh = height < w->h ? height : w->h;
+    for (int y = 0; y < w->ch; y++) {
+        uint8_t *row = f->data[0] + (ptrdiff_t)y * f->linesize[0];
+        int n = 0;
+        if (y < chh && edge) {
+            memcpy(row, edge + (ptrdiff_t)y * pitch, (size_t)cw);
+            n = cw;
+        }
+        memset(row + n, 0, (size_t)(w->cw - n));
+    }
+    if (f->format == AV_PIX_FMT_YUV420P)
+        for (int p = 1; p <= 2; p++)
+            for (int y = 0; y < (w->ch + 1) / 2; y++)
+                memset(f->data[p] + (ptrdiff_t)y * f->linesize[p], 128,
+                       (size_t)(w->cw + 1) / 2);
+
+    if (w->kind == VENC_Y4M) {
+        pts = w->nput; /* one 1/fps tick a frame */
+        duration = 1;
+    } else {
+        if (pts == AV_NOPTS_VALUE ||
+            (w->last_pts != AV_NOPTS_VALUE && pts <= w->last_pts))
+            pts = w->last_pts == AV_NOPTS_VALUE
+                      ? 0 : w->last_pts + (w->last_dur > 0 ? w->last_dur : 1);
+        if (duration <= 0) {
+            if (w->last_pts != AV_NOPTS_VALUE)
+                duration = pts - w->last_pts;
+            else
+                duration = av_rescale_q(1, av_inv_q(w->fps), w->tb);
+            if (duration <= 0)
+                duration = 1;
+        }
+    }
+    if (ts_push(w, pts, duration)) {
+        venc_error(w, "allocating", AVERROR(ENOMEM));
+        return -1;
+    }
+    f->pts = pts;
+    f->pkt_duration = duration;
+    ret = avcodec_send_frame(w->enc, f);
+    if (ret < 0) {
+        venc_error(w, "encoding", ret);
+        return -1;
+    }
+    w->last_pts = pts;
+    w->last_dur = duration;
+    w->nput++;
+    return drain_packets(w);
+}
+
+int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
+             int64_t duration)
+{
+    if (!w)
+        return -1;
+    return venc_put_sized(w, edge, w->w, w->h, pitch, pts, duration);
+}
+
+int venc_close(venc_writer **wp, int abandon)
+{
+    venc_writer *w;
+    int rc = 0, ret;
+
+    if (!wp || !*wp)
+        return 0;
+    w = *wp;
+    *wp = NULL;
+    if (!abandon && !w->failed) {
+        /* flush: a NULL frame, then every packet up to AVERROR_EOF */
+        ret = avcodec_send_frame(w->enc, NULL);
+        if (ret < 0 && ret != AVERROR_EOF)
+            venc_error(w, "flushing the encoder", ret);
+        else
+            drain_packets(w);
+        if (!w->failed) {
+            ret = av_write_trailer(w->oc);
+            if (ret < 0)
+                venc_error(w, "writing the trailer", ret);
+        }
+        if (!w->failed && w->oc->pb) {
+            avio_flush(w->oc->pb);
+            if (w->oc->pb->error < 0)
+                venc_error(w, "writing", w->oc->pb->error);
+        }
+    }
+    if (abandon || w->failed)
+        rc = -1;
+    if (w->oc && w->oc->pb) {
+        if (w->custom_io) {
+            av_freep(&w->oc->pb->buffer);
+            avio_context_free(&w->oc->pb);
+        } else {
+            ret = avio_closep(&w->oc->pb);
+            if (ret < 0 && rc == 0) {
+                venc_error(w, "closing", ret);
+                rc = -1;
+            }
+        }
+    }
+    if (abandon && !w->failed)
+        rc = 0; /* abandoning on purpose is not a failure of ours */
+    avformat_free_context(w->oc);
+    avcodec_free_context(&w->enc);
+    av_frame_free(&w->frame);
+    av_packet_free(&w->pkt);
+    free(w->ts);
+    free(w);
+    return rc;
+}
+
+long venc_frames(const venc_writer *w)
+{
+    return w ? w->nput : 0;
+}
+
+void venc_coded_size(const venc_writer *w, int *cw, int *ch)
+{
+    if (cw)
+        *cw = w ? w->cw : 0;
+    if (ch)
+        *ch = w ? w->ch : 0;
+}
