@@ -25,12 +25,18 @@ PKGS = libavformat libavcodec libavutil libswscale
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null || echo -I/usr/include/stb)
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
+# The sanitizer build lives apart (build/asan/gpuedge, build/asan/tests/bin)
+# so it never stands in for the normal one.
 ifeq ($(SANITIZE),1)
 BUILD   ?= build/asan
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+PROG     = $(BUILD)/gpuedge
+TBIN     = $(BUILD)/tests/bin
 else
 BUILD   ?= build/rel
 SANFLAGS =
+PROG     = gpuedge
+TBIN     = tests/bin
 endif
 SMS_TAG = $(shell echo $(SMS) | tr ' ' '-')
 KBUILD = build/cuda-$(SMS_TAG)
@@ -60,17 +66,18 @@ CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
 LIB    = $(BUILD)/libgpuedge.a
 
 UNIT_SRCS = $(wildcard tests/unit/*.c)
-UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=tests/bin/%)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(TBIN)/%)
 GPU_SRCS  = $(wildcard tests/gpu/*.c)
-GPU_BINS  = $(GPU_SRCS:tests/gpu/%.c=tests/bin/%)
+GPU_BINS  = $(GPU_SRCS:tests/gpu/%.c=$(TBIN)/%)
 BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
 .PHONY: all test check bench demo deps install uninstall clean samples gpu-tests
-all: gpuedge
+all: $(PROG)
 
-gpuedge: $(BUILD)/src/main.o $(LIB)
+$(PROG): $(BUILD)/src/main.o $(LIB)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(LIB): $(OBJS) $(CUOBJS)
@@ -90,11 +97,11 @@ $(KBUILD)/%.o: %.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVFLAGS) -c -o $@ $<
 
-tests/bin/%: tests/unit/%.c $(LIB)
+$(TBIN)/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
-tests/bin/%: tests/gpu/%.c $(LIB)
+$(TBIN)/%: tests/gpu/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
@@ -113,8 +120,8 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: gpuedge $(UNIT_BINS) $(GPU_BINS)
-	@GPUEDGE=./gpuedge SANITIZE=$(SANITIZE) sh tests/run
+check: $(PROG) $(UNIT_BINS) $(GPU_BINS)
+	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) sh tests/run
 
 gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 

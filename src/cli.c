@@ -184,8 +184,47 @@ static int not_yet(const char *opt)
     return usage_error("%s: not available yet in this version", opt);
 }
 
+/* How many long options start with the name in "--name[=value]". */
+static int long_matches(const char *word)
+{
+    size_t n = strcspn(word + 2, "=");
+    int count = 0;
+    for (const struct option *lo = long_opts; lo->name; lo++) {
+        if (!strncmp(lo->name, word + 2, n)) {
+            if (strlen(lo->name) == n)
+                return 1;
+            count++;
+        }
+    }
+    return count;
+}
+
+/* The option a getopt error is about, as typed, into buf: "-X" for a short
+ * option, else the "--long[=value]" word getopt has just passed.  optopt
+ * alone cannot tell: it holds a short option's letter, but also the val of
+ * a long option (a letter for --overwrite, >= 256 for --sigma) or 0. */
+static const char *bad_option(char **argv, char *buf)
+{
+    const char *w = optind > 0 ? argv[optind - 1] : "";
+    int is_long = !strncmp(w, "--", 2) && w[2];
+    if (is_long && optopt > 0 && optopt < 256) {
+        /* "--overwrite=1" (val 'y') or a cluster after it: "--invert -Zq" */
+        size_t n = strcspn(w + 2, "=");
+        is_long = 0;
+        for (const struct option *lo = long_opts; lo->name; lo++)
+            if (lo->val == optopt && !strncmp(lo->name, w + 2, n))
+                is_long = 1;
+    }
+    if (is_long || optopt <= 0 || optopt >= 256)
+        snprintf(buf, 256, "%s", w);
+    else
+        snprintf(buf, 256, "-%c", optopt);
+    return buf;
+}
+
 int cli_parse(int argc, char **argv, cli_opts *o)
 {
+    char bad[256];
     const char *nyi = NULL;
     int c;
     opts_init(o);
@@ -303,13 +342,14 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case 'h': o->action = CLI_HELP; return 0;
         case 'V': o->action = CLI_VERSION; break;
         case ':':
-            if (optopt)
-                return usage_error("option -%c needs an argument", (char[]){(char)optopt, 0});
-            return usage_error("option '%s' needs an argument", argv[optind - 1]);
+            return usage_error("option '%s' needs an argument", bad_option(argv, bad));
         default:
+            if (strncmp(bad_option(argv, bad), "--", 2))
+                return usage_error("unknown option '%s'", bad);
             if (optopt)
-                return usage_error("unknown option -%c", (char[]){(char)optopt, 0});
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+                return usage_error("option '%s' takes no argument", bad);
+            return usage_error(long_matches(bad) > 1 ? "ambiguous option '%s'"
+                                                     : "unknown option '%s'", bad);
         }
     }
     if (o->action == CLI_VERSION)

@@ -150,7 +150,7 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             continue;
         fprintf(fp, "  %-10s %7zu %12.3f %10.4f %10.4f %10.4f%s\n", stage_names[i], s[i].n,
                 s[i].total, s[i].median, s[i].p10, s[i].p90,
-                i == REP_COMPUTE ? "  (kernels, sum of the GPU stages)" : "");
+                i == REP_COMPUTE ? "  (sum of the compute stages)" : "");
     }
     fprintf(fp, "  frames %lld, pixels %lld, wall %.3f s (stages sum %.3f s), "
                 "%.2f fps, %.2f Mpx/s\n",

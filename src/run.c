@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -200,14 +201,22 @@ static int plan_jobs(run_ctx *c)
     c->batch = o->outdir != NULL;
     if (!c->batch) {
         int fmt = img_format_from_path(o->output);
-        if (strcmp(o->output, "-") && fmt == IMG_FMT_UNKNOWN) {
+        struct stat st;
+        /* stdout, /dev/null or a FIFO without a known extension gets PGM:
+         * no extension to go by, and it is written in place (SPEC §6). */
+        if (fmt == IMG_FMT_UNKNOWN &&
+            (!strcmp(o->output, "-") ||
+             (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))))
+            fmt = IMG_FMT_PGM;
+        if (fmt == IMG_FMT_UNKNOWN) {
             char buf[16];
-            ge_err(o->output, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm)",
-                   ge_ext(o->output, buf, sizeof buf));
+            const char *e = ge_ext(o->output, buf, sizeof buf);
+            if (*e)
+                ge_err(o->output, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm)", e);
+            else
+                ge_err(o->output, "no extension to choose the output format by (use .png .jpg .jpeg .bmp .tga .pgm)");
             return GE_EXIT_USAGE;
         }
-        if (!strcmp(o->output, "-"))
-            fmt = IMG_FMT_PGM; /* a pipe gets PGM: no extension to go by */
         if (add_job(c, o->inputs[0], o->output))
             goto oom;
         c->jobs[0].fmt = fmt;
@@ -219,17 +228,8 @@ static int plan_jobs(run_ctx *c)
                 return GE_EXIT_FAIL;
         if (o->from_file && add_from_file(c, o->from_file))
             return GE_EXIT_FAIL;
-        if (c->njobs == 0) {
+        if (c->njobs <= 0) {
             ge_err(NULL, "no input files");
-            return GE_EXIT_USAGE;
-        }
-        if (stat(o->outdir, &st) != 0) {
-            if (errno != ENOENT || mkdir(o->outdir, 0777) != 0) {
-                ge_err(o->outdir, "cannot create output directory: %s", strerror(errno));
-                return GE_EXIT_FAIL;
-            }
-        } else if (!S_ISDIR(st.st_mode)) {
-            ge_err(o->outdir, "not a directory");
             return GE_EXIT_USAGE;
         }
         for (int i = 0; i < c->njobs; i++) {
@@ -255,6 +255,17 @@ static int plan_jobs(run_ctx *c)
             free(names);
             if (bad)
                 return GE_EXIT_USAGE;
+        }
+        /* Only now, with the plan known to be good, create the directory:
+         * a usage error leaves nothing behind. */
+        if (stat(o->outdir, &st) != 0) {
+            if (errno != ENOENT || mkdir(o->outdir, 0777) != 0) {
+                ge_err(o->outdir, "cannot create output directory: %s", strerror(errno));
+                return GE_EXIT_FAIL;
+            }
+        } else if (!S_ISDIR(st.st_mode)) {
+            ge_err(o->outdir, "not a directory");
+            return GE_EXIT_USAGE;
         }
     }
     c->inputs = malloc((size_t)c->njobs * sizeof *c->inputs);
@@ -365,13 +376,19 @@ static int image_put(void *ctx, const sink_frame *fr, double *write_ms)
     double t0 = ge_now();
     if (c->hist && hist_row(c, fr))
         return -1; /* the CSV is reported at its commit */
-    if (so_open(&f, j->output, &c->so, c->inputs, c->njobs) == 0 &&
+    /* An interruption (SIGINT/SIGTERM) that arrives while the image is
+     * being encoded must not be followed by a commit: the run reports
+     * 130/143 and leaves no new final file (the temp is removed, or kept
+     * as .partial with --keep-partial). */
+    if (!sig_stopped() && so_open(&f, j->output, &c->so, c->inputs, c->njobs) == 0 &&
         img_write(f, j->fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
-        so_commit(&f) == 0) {
+        !sig_stopped() && so_commit(&f) == 0) {
         j->state = JOB_OK;
         j->frames = 1;
         if (c->batch && !ge_quiet)
             ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, fr->width, fr->height);
+    } else if (sig_stopped()) {
+        so_abort(&f); /* interrupted: neither ok nor failed */
     } else {
         so_abort(&f);
         j->state = JOB_FAILED;
@@ -518,9 +535,10 @@ int run_main(cli_opts *o)
                 c.njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
                 rep.wall_s);
 
-    if (r == -2 || sig_stopped())
+    if (r == -2 || sig_stopped()) {
         status = sig_exit_status();
-    else if (chk.bad_frames)
+        ge_err(NULL, "interrupted by %s", status == 128 + SIGTERM ? "SIGTERM" : "SIGINT");
+    } else if (chk.bad_frames)
         status = GE_EXIT_MISMATCH;
     else if (r < 0 || nfail)
         status = GE_EXIT_FAIL;
