@@ -16,9 +16,10 @@ SMS       ?= 75 80 86 89 90 100 120
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
 
-# Debian packages the build needs (make deps installs the missing ones).
+# Debian packages the build needs (make deps installs the missing ones);
+# ffmpeg (the program) only makes and inspects test clips.
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
-               libavutil-dev libswscale-dev
+               libavutil-dev libswscale-dev ffmpeg
 PKGS = libavformat libavcodec libavutil libswscale
 
 # Recursive (=) so a make that has just installed them still finds them.

@@ -57,10 +57,11 @@ void cli_usage(FILE *fp)
     fputs(
 "Usage: gpuedge [OPTIONS] INPUT OUTPUT\n"
 "       gpuedge [OPTIONS] -o DIR INPUT...\n"
-"Turn images into edge maps: greyscale, separable Gaussian blur, Sobel\n"
-"magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA) or\n"
-"on the CPU backend.  The output format follows OUTPUT's extension:\n"
-".png .jpg .jpeg .bmp .tga .pgm.\n"
+"Turn images and videos into edge maps: greyscale, separable Gaussian blur,\n"
+"Sobel magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA)\n"
+"or on the CPU backend.  The output format follows OUTPUT's extension:\n"
+"images .png .jpg .jpeg .bmp .tga .pgm; videos .mkv (FFV1, lossless)\n"
+".mp4 (H.264) .y4m; image sequences as a pattern such as e_%05d.png.\n"
 "\n"
 "Edge map:\n"
 "      --sigma S           Gaussian sigma: 0 (no blur) or 0.1..16 [1.0]\n"
@@ -68,7 +69,7 @@ void cli_usage(FILE *fp)
 "      --scale K           multiply the magnitude by K (> 0) [1]\n"
 "      --threshold T       binary map: 255 where magnitude*scale >= T (0..255)\n"
 "      --invert            dark edges on white (255 - e)\n"
-"      --rgb               video: convert to RGB before greyscale (not yet)\n"
+"      --rgb               video: grey from RGB (libswscale) instead of luma\n"
 "\n"
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
@@ -90,8 +91,8 @@ void cli_usage(FILE *fp)
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
 "      --keep-partial      keep a failed output as NAME.partial.EXT\n"
-"      --frames N          video: stop after N frames (not yet)\n"
-"      --start T           video: start at T seconds (not yet)\n"
+"      --frames N          video: stop after N frames\n"
+"      --start T           video: start at T seconds\n"
 "\n"
 "General:\n"
 "  -q, --quiet             no notices, no progress\n"
@@ -264,7 +265,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             o->p.threshold = (float)d;
             break;
         case OPT_INVERT: o->p.invert = 1; break;
-        case OPT_RGB: o->rgb = 1; nyi = "--rgb"; break;
+        case OPT_RGB: o->rgb = 1; break;
         case OPT_REPORT:
             if (!optarg || !strcmp(optarg, "text"))
                 o->report = CLI_REPORT_TEXT;
@@ -303,22 +304,21 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             if (parse_long(optarg, 1, LONG_MAX, &l))
                 return usage_error("--frames '%s': expected a positive number", optarg);
             o->frames = l;
-            nyi = "--frames";
             break;
         case OPT_START:
             if (parse_double(optarg, &d) || d < 0)
                 return usage_error("--start '%s': expected seconds >= 0", optarg);
             o->start = d;
-            nyi = "--start";
             break;
         case OPT_FORMAT: {
             const char *f = optarg[0] == '.' ? optarg + 1 : optarg;
-            static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm", NULL};
+            static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm",
+                                             "mkv", "mp4", "y4m", NULL};
             int i;
             for (i = 0; ok[i] && strcasecmp(f, ok[i]); i++)
                 ;
             if (!ok[i])
-                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga or pgm", optarg);
+                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga, pgm, mkv, mp4 or y4m", optarg);
             o->format = f;
             break;
         }

@@ -28,6 +28,8 @@ typedef struct src_frame {
     int job;          /* index of the file it came from */
     long index;       /* frame number within that file */
     double pts;       /* seconds, or -1 if none */
+    long long ts, duration; /* pts and duration in the source's time base
+                               (video; ts = INT64_MIN when unknown) */
     double decode_ms; /* host time spent producing it */
     ge_frame f;       /* f.data points into the buffer the source filled */
 } src_frame;
@@ -45,6 +47,7 @@ typedef struct sink_frame {
     int job;
     long index;
     double pts;
+    long long ts, duration;
     int width, height;
     const uint8_t *edge; /* width*height, tightly packed */
     const uint64_t *hist;

@@ -279,6 +279,7 @@ static void *writer_thread(void *arg)
         if (!eng_failed(e)) {
             sink_frame sf = {
                 .job = s->fr.job, .index = s->fr.index, .pts = s->fr.pts,
+                .ts = s->fr.ts, .duration = s->fr.duration,
                 .width = f->width, .height = f->height,
                 .edge = s->h_edge.p, .hist = s->h_hist,
             };
@@ -632,6 +633,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         {
             sink_frame sf = {
                 .job = fr.job, .index = fr.index, .pts = fr.pts,
+                .ts = fr.ts, .duration = fr.duration,
                 .width = f->width, .height = f->height,
                 .edge = pl.edge, .hist = pl.hist,
             };

@@ -108,11 +108,13 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
     summary s[REP_NSTAGES];
     double sum = 0, fps, mpx;
     int bound;
-    for (int i = 0; i < REP_NSTAGES; i++) {
+    for (int i = 0; i < REP_NSTAGES; i++)
         s[i] = summarise(r, i);
-        if (i != REP_COMPUTE)
+    /* compute is the sum of the kernel stages when those were timed (GPU);
+     * on the CPU backend it is the only compute figure */
+    for (int i = 0; i < REP_NSTAGES; i++)
+        if (i != REP_COMPUTE || !s[REP_GREY].n)
             sum += s[i].total;
-    }
     bound = bounding_stage(s);
     fps = r->wall_s > 0 ? (double)r->frames / r->wall_s : 0;
     mpx = r->wall_s > 0 ? (double)r->pixels / r->wall_s / 1e6 : 0;

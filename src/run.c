@@ -19,15 +19,26 @@
 #include "report.h"
 #include "safeout.h"
 #include "util.h"
+#include "video_io.h"
+
+#include <libavutil/avutil.h>
 
 enum { JOB_PENDING, JOB_OK, JOB_FAILED, JOB_SKIPPED };
+enum { OUT_IMAGE, OUT_VIDEO, OUT_SEQUENCE };
 
 typedef struct job {
     char *input;
     char *output;
-    int fmt;
-    int state;
-    long frames;
+    int video_in;      /* decoded with libav (else stb) */
+    int out_kind;      /* OUT_* */
+    int fmt;           /* image format (OUT_IMAGE, OUT_SEQUENCE) */
+    char vext[8];      /* mkv / mp4 / y4m (OUT_VIDEO) */
+    int state;         /* written by the sink thread */
+    int src_failed;    /* written by the source thread (see media_put) */
+    long frames;       /* written (sink thread) */
+    long decoded;      /* decoded (source thread) */
+    long total;        /* expected frames (progress), 0 unknown */
+    AVRational tb, fps;
 } job;
 
 typedef struct run_ctx {
@@ -39,6 +50,16 @@ typedef struct run_ctx {
     int next_job;        /* image source cursor */
     so_file *hist;       /* --hist CSV */
     int batch;
+    /* video source (decode thread) */
+    vid_reader *vr;
+    int vr_job;
+    /* sink state (writer thread) */
+    int sink_job;        /* job whose output is open, -1 none */
+    so_file *out;
+    venc_writer *enc;
+    int sink_failed;
+    int progress;
+    double last_progress, job_t0;
 } run_ctx;
 
 /* ------------------------------------------------------------------------ */
@@ -72,7 +93,10 @@ static int add_job(run_ctx *c, const char *input, const char *output)
 static int is_media_name(const char *name)
 {
     static const char *const ext[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
-                                      "hdr", "pnm", "ppm", "pgm", "pic", NULL};
+                                      "hdr", "pnm", "ppm", "pgm", "pic",
+                                      "mp4", "mkv", "mov", "avi", "webm", "y4m", "m4v",
+                                      "ts", "mts", "m2ts", "mpg", "mpeg", "flv", "wmv",
+                                      "nut", "ogv", "3gp", NULL};
     char buf[16];
     const char *e = ge_ext(name, buf, sizeof buf);
     for (int i = 0; ext[i]; i++)
@@ -195,34 +219,81 @@ static char *batch_output(const char *dir, const char *input, const char *ext)
     return out;
 }
 
+/* What the output name asks for: an image, a video, or an image sequence
+ * (a pattern such as frames/e_%05d.png).  Prints one line and returns -1
+ * when the pair of input and output cannot work. */
+static int classify_output(job *j)
+{
+    const char *out = j->output;
+    char buf[16];
+    const char *e = ge_ext(out, buf, sizeof buf);
+    struct stat st;
+    int special = !strcmp(out, "-") ||
+                  (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+    j->fmt = img_format_from_path(out);
+    if (vid_is_sequence(out)) {
+        if (j->fmt == IMG_FMT_UNKNOWN) {
+            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm)");
+            return -1;
+        }
+        j->out_kind = OUT_SEQUENCE;
+        return 0;
+    }
+    if (venc_format_ok(e)) {
+        j->out_kind = OUT_VIDEO;
+        snprintf(j->vext, sizeof j->vext, "%s", e);
+        return 0;
+    }
+    if (j->fmt == IMG_FMT_UNKNOWN && special) {
+        /* stdout, /dev/null or a FIFO without a known extension: no name
+         * to go by, written in place (SPEC §6): y4m for video, PGM else. */
+        if (j->video_in) {
+            j->out_kind = OUT_VIDEO;
+            snprintf(j->vext, sizeof j->vext, "y4m");
+        } else {
+            j->out_kind = OUT_IMAGE;
+            j->fmt = IMG_FMT_PGM;
+        }
+        return 0;
+    }
+    if (j->fmt == IMG_FMT_UNKNOWN) {
+        if (*e)
+            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm, "
+                        ".mkv .mp4 .y4m, or a pattern like e_%%05d.png)", e);
+        else
+            ge_err(out, "no extension to choose the output format by (use .png .jpg .jpeg .bmp "
+                        ".tga .pgm, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
+        return -1;
+    }
+    if (j->video_in) {
+        ge_err(out, "a video input needs a video output (.mkv .mp4 .y4m) or an image-sequence "
+                    "pattern such as e_%%05d.png");
+        return -1;
+    }
+    j->out_kind = OUT_IMAGE;
+    return 0;
+}
+
 static int plan_jobs(run_ctx *c)
 {
     cli_opts *o = c->o;
     c->batch = o->outdir != NULL;
     if (!c->batch) {
-        int fmt = img_format_from_path(o->output);
-        struct stat st;
-        /* stdout, /dev/null or a FIFO without a known extension gets PGM:
-         * no extension to go by, and it is written in place (SPEC §6). */
-        if (fmt == IMG_FMT_UNKNOWN &&
-            (!strcmp(o->output, "-") ||
-             (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))))
-            fmt = IMG_FMT_PGM;
-        if (fmt == IMG_FMT_UNKNOWN) {
-            char buf[16];
-            const char *e = ge_ext(o->output, buf, sizeof buf);
-            if (*e)
-                ge_err(o->output, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm)", e);
-            else
-                ge_err(o->output, "no extension to choose the output format by (use .png .jpg .jpeg .bmp .tga .pgm)");
-            return GE_EXIT_USAGE;
-        }
         if (add_job(c, o->inputs[0], o->output))
             goto oom;
-        c->jobs[0].fmt = fmt;
+        if (strcmp(o->inputs[0], "-")) {
+            c->jobs[0].video_in = vid_probe(o->inputs[0]) == 1;
+        } else {
+            /* stdin cannot be probed twice: a video output means a video
+             * stream (y4m, nut, ...), anything else an image */
+            char buf[16];
+            c->jobs[0].video_in = venc_format_ok(ge_ext(o->output, buf, sizeof buf)) ||
+                                  vid_is_sequence(o->output);
+        }
+        if (classify_output(&c->jobs[0]))
+            return GE_EXIT_USAGE;
     } else {
         struct stat st;
-        const char *ext = o->format ? o->format : "png";
         for (int i = 0; i < o->ninputs; i++)
             if (add_input(c, o->inputs[i]))
                 return GE_EXIT_FAIL;
@@ -233,10 +304,21 @@ static int plan_jobs(run_ctx *c)
             return GE_EXIT_USAGE;
         }
         for (int i = 0; i < c->njobs; i++) {
-            c->jobs[i].output = batch_output(o->outdir, c->jobs[i].input, ext);
-            if (!c->jobs[i].output)
+            job *j = &c->jobs[i];
+            /* --format applies to the inputs it fits: an image format to
+             * images, a video format to videos; the others keep png / mkv. */
+            int fmt_is_video = o->format && venc_format_ok(o->format);
+            const char *ext;
+            j->video_in = vid_probe(j->input) == 1;
+            if (j->video_in)
+                ext = fmt_is_video ? o->format : "mkv";
+            else
+                ext = o->format && !fmt_is_video ? o->format : "png";
+            j->output = batch_output(o->outdir, j->input, ext);
+            if (!j->output)
                 goto oom;
-            c->jobs[i].fmt = img_format_from_path(c->jobs[i].output);
+            if (classify_output(j))
+                return GE_EXIT_USAGE;
         }
         /* Collisions (a.png and a.jpg -> a.png) are an error before any work. */
         {
@@ -283,7 +365,8 @@ static int plan_jobs(run_ctx *c)
             j->state = JOB_FAILED;
             continue;
         }
-        if (strcmp(j->output, "-") && stat(j->output, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (j->out_kind != OUT_SEQUENCE && strcmp(j->output, "-") && stat(j->output, &st) == 0 &&
+            S_ISREG(st.st_mode)) {
             if (o->skip_existing) {
                 j->state = JOB_SKIPPED;
                 if (!ge_quiet)
@@ -309,40 +392,96 @@ static const char *job_name_cb(void *ctx, int j)
     return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
 }
 
-static int image_next(void *ctx, src_frame *fr, host_buf *buf)
+/* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
+static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
+{
+    img_image img;
+    double t0 = ge_now();
+    size_t bytes;
+    if (img_load(j->input, &img))
+        return 0;
+    bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
+    if (host_buf_reserve(buf, bytes)) {
+        ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
+        img_free(&img);
+        return 0;
+    }
+    memcpy(buf->p, img.pixels, bytes);
+    fr->f = img_as_frame(&img);
+    fr->f.data = buf->p;
+    img_free(&img);
+    fr->job = jobi;
+    fr->index = 0;
+    fr->pts = -1;
+    fr->ts = INT64_MIN;
+    fr->duration = 0;
+    fr->decode_ms = (ge_now() - t0) * 1e3;
+    return 1;
+}
+
+/* The frame source (decode thread): every pending job in order, images
+ * through stb, videos through libav frame by frame.  A bad file is
+ * reported, marked (src_failed) and skipped; the batch goes on. */
+static int media_next(void *ctx, src_frame *fr, host_buf *buf)
 {
     run_ctx *c = ctx;
-    while (c->next_job < c->njobs) {
-        job *j = &c->jobs[c->next_job++];
-        img_image img;
-        double t0 = ge_now();
-        size_t bytes;
+    for (;;) {
+        if (sig_stopped()) {
+            vid_close(&c->vr);
+            return 0;
+        }
+        if (c->vr) {
+            job *j = &c->jobs[c->vr_job];
+            int r = vid_next(c->vr, fr, buf);
+            if (r == 1) {
+                int64_t ts, dur;
+                vid_last_ts(c->vr, &ts, &dur);
+                fr->job = c->vr_job;
+                fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
+                fr->duration = dur;
+                j->decoded++;
+                return 1;
+            }
+            if (r < 0 && !sig_stopped())
+                j->src_failed = 1;
+            else if (r == 0 && j->decoded == 0) {
+                ge_err(j->input, "no video frames decoded");
+                j->src_failed = 1;
+            }
+            vid_close(&c->vr);
+            continue;
+        }
+        if (c->next_job >= c->njobs)
+            return 0;
+        int ji = c->next_job++;
+        job *j = &c->jobs[ji];
         if (j->state != JOB_PENDING)
             continue;
-        if (sig_stopped())
-            return 0;
-        if (img_load(j->input, &img)) {
-            j->state = JOB_FAILED;
+        if (!j->video_in) {
+            if (image_frame(j, ji, fr, buf))
+                return 1;
+            j->src_failed = 1;
             continue;
         }
-        bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
-        if (host_buf_reserve(buf, bytes)) {
-            ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
-            img_free(&img);
-            j->state = JOB_FAILED;
+        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        if (vid_open(j->input, &vo, &c->vr)) {
+            j->src_failed = 1;
             continue;
         }
-        memcpy(buf->p, img.pixels, bytes);
-        fr->f = img_as_frame(&img);
-        fr->f.data = buf->p;
-        img_free(&img);
-        fr->job = (int)(j - c->jobs);
-        fr->index = 0;
-        fr->pts = -1;
-        fr->decode_ms = (ge_now() - t0) * 1e3;
-        return 1;
+        {
+            vid_info vi;
+            vid_get_info(c->vr, &vi);
+            j->tb = vi.time_base;
+            j->fps = vi.frame_rate;
+            j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
+                       : vi.duration > 0 && vi.frame_rate.num > 0
+                           ? (long)(vi.duration * av_q2d(vi.frame_rate) + 0.5) : 0;
+            if (c->o->frames > 0 && (j->total == 0 || j->total > c->o->frames))
+                j->total = c->o->frames;
+        }
+        c->vr_job = ji;
+        j->decoded = 0;
     }
-    return 0;
 }
 
 static int hist_row(run_ctx *c, const sink_frame *fr)
@@ -368,40 +507,162 @@ static int hist_row(run_ctx *c, const sink_frame *fr)
     return so_write(c->hist, line, len);
 }
 
-static int image_put(void *ctx, const sink_frame *fr, double *write_ms)
+/* Writes one image file (an image job, or one frame of a sequence).
+ * An interruption (SIGINT/SIGTERM) that arrives while the image is being
+ * encoded must not be followed by a commit: the run reports 130/143 and
+ * leaves no new final file (the temp is removed, or kept as .partial).
+ * Returns 0 written, 1 interrupted, -1 failed (reported). */
+static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *fr)
+{
+    so_file *f = NULL;
+    if (!sig_stopped() && so_open(&f, path, &c->so, c->inputs, c->njobs) == 0 &&
+        img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
+        !sig_stopped() && so_commit(&f) == 0)
+        return 0;
+    so_abort(&f);
+    return sig_stopped() ? 1 : -1;
+}
+
+static void progress(run_ctx *c, const job *j, long frames, int done)
+{
+    double now = ge_now();
+    if (!c->progress || (!done && now - c->last_progress < 0.25))
+        return;
+    c->last_progress = now;
+    double fps = now > c->job_t0 ? frames / (now - c->job_t0) : 0;
+    if (j->total > 0 && fps > 0 && !done)
+        fprintf(stderr, "\r\033[Kgpuedge: %s: frame %ld/%ld, %.1f fps, ETA %.0f s", j->input,
+                frames, j->total, fps, (j->total - frames) / fps);
+    else
+        fprintf(stderr, "\r\033[Kgpuedge: %s: frame %ld, %.1f fps", j->input, frames, fps);
+    if (done)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+/* Closes the output of the job the sink has open: commit when every frame
+ * went in and nothing failed, else abandon (temp removed or .partial). */
+static void close_output(run_ctx *c, int abandon)
+{
+    job *j;
+    int failed;
+    if (c->sink_job < 0)
+        return;
+    j = &c->jobs[c->sink_job];
+    progress(c, j, j->frames, 1);
+    /* src_failed is written by the decode thread before it produced any
+     * later frame (or before it ended): the queues' locks order it. */
+    failed = c->sink_failed || j->src_failed;
+    if (j->out_kind == OUT_VIDEO) {
+        int r = c->enc ? venc_close(&c->enc, abandon || failed) : -1;
+        if (r == 0 && !abandon && !failed && !sig_stopped() && so_commit(&c->out) == 0) {
+            j->state = JOB_OK;
+        } else {
+            so_abort(&c->out);
+            if (!sig_stopped())
+                j->state = JOB_FAILED;
+        }
+    } else if (j->out_kind == OUT_SEQUENCE) {
+        if (!failed && !abandon && j->state == JOB_PENDING && j->frames > 0)
+            j->state = JOB_OK;
+        else if (!sig_stopped())
+            j->state = JOB_FAILED;
+    }
+    if (c->batch && !ge_quiet && j->state == JOB_OK && j->out_kind != OUT_IMAGE)
+        ge_note("%s -> %s: ok (%ld frame%s)", j->input, j->output, j->frames,
+                j->frames == 1 ? "" : "s");
+    c->sink_job = -1;
+    c->sink_failed = 0;
+}
+
+/* The frame sink (writer thread). */
+static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
 {
     run_ctx *c = ctx;
     job *j = &c->jobs[fr->job];
-    so_file *f = NULL;
     double t0 = ge_now();
     if (c->hist && hist_row(c, fr))
         return -1; /* the CSV is reported at its commit */
-    /* An interruption (SIGINT/SIGTERM) that arrives while the image is
-     * being encoded must not be followed by a commit: the run reports
-     * 130/143 and leaves no new final file (the temp is removed, or kept
-     * as .partial with --keep-partial). */
-    if (!sig_stopped() && so_open(&f, j->output, &c->so, c->inputs, c->njobs) == 0 &&
-        img_write(f, j->fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
-        !sig_stopped() && so_commit(&f) == 0) {
-        j->state = JOB_OK;
-        j->frames = 1;
-        if (c->batch && !ge_quiet)
-            ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, fr->width, fr->height);
-    } else if (sig_stopped()) {
-        so_abort(&f); /* interrupted: neither ok nor failed */
-    } else {
-        so_abort(&f);
-        j->state = JOB_FAILED;
+    if (fr->job != c->sink_job) {
+        close_output(c, 0);
+        c->sink_job = fr->job;
+        c->sink_failed = 0;
+        c->job_t0 = t0;
+        j->frames = 0;
     }
+    if (c->sink_failed) {
+        *write_ms = 0;
+        return 0; /* this file already failed: drain its frames */
+    }
+    switch (j->out_kind) {
+    case OUT_IMAGE: {
+        int r = write_image(c, j->output, j->fmt, fr);
+        if (r == 0) {
+            j->state = JOB_OK;
+            j->frames = 1;
+            if (c->batch && !ge_quiet)
+                ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, fr->width, fr->height);
+        } else if (r < 0) {
+            j->state = JOB_FAILED;
+        }
+        c->sink_job = -1; /* nothing left open */
+        break;
+    }
+    case OUT_SEQUENCE: {
+        char name[4096];
+        int r;
+        if (vid_sequence_name(j->output, fr->index + 1, name, sizeof name)) {
+            ge_err(j->output, "frame %ld: cannot make a file name from this pattern", fr->index + 1);
+            c->sink_failed = 1;
+            break;
+        }
+        r = write_image(c, name, j->fmt, fr);
+        if (r == 0)
+            j->frames++;
+        else
+            c->sink_failed = 1;
+        break;
+    }
+    case OUT_VIDEO: {
+        AVRational tb = j->tb.num > 0 ? j->tb : (AVRational){1, 25};
+        AVRational fps = j->fps.num > 0 ? j->fps : (AVRational){25, 1};
+        long long ts = fr->ts != INT64_MIN ? fr->ts : fr->index;
+        if (!c->enc) {
+            venc_opts vo;
+            memset(&vo, 0, sizeof vo);
+            vo.threads = c->o->threads;
+            if (!j->video_in) {
+                tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
+                fps = (AVRational){25, 1};
+                ts = 0;
+            }
+            if (so_open(&c->out, j->output, &c->so, c->inputs, c->njobs) ||
+                venc_open(c->out, j->vext, fr->width, fr->height, tb, fps, &vo, &c->enc)) {
+                c->sink_failed = 1;
+                break;
+            }
+        }
+        if (venc_put_sized(c->enc, fr->edge, fr->width, fr->height, fr->width, ts,
+                           fr->duration) == 0)
+            j->frames++;
+        else
+            c->sink_failed = 1;
+        if (!j->video_in)
+            close_output(c, 0);
+        break;
+    }
+    }
+    if (c->sink_job >= 0)
+        progress(c, j, j->frames, 0);
     *write_ms = (ge_now() - t0) * 1e3;
     return 0;
 }
 
-static int image_finish(void *ctx, int abandon)
+static int media_finish(void *ctx, int abandon)
 {
-    (void)ctx;
-    (void)abandon;
-    return 0; /* every image is committed as it is written */
+    run_ctx *c = ctx;
+    close_output(c, abandon);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -464,6 +725,8 @@ int run_main(cli_opts *o)
     memset(&chk, 0, sizeof chk);
     rep_init(&rep);
     c.o = o;
+    c.sink_job = -1;
+    c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
 
@@ -506,8 +769,8 @@ int run_main(cli_opts *o)
         goto end;
     }
 
-    frame_source src = {&c, image_next};
-    frame_sink sink = {&c, image_put, image_finish};
+    frame_source src = {&c, media_next};
+    frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
     r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     rep.wall_s = ge_now() - t0;
@@ -521,6 +784,8 @@ int run_main(cli_opts *o)
         }
     }
     for (int i = 0; i < c.njobs; i++) {
+        if (c.jobs[i].state == JOB_PENDING && c.jobs[i].src_failed)
+            c.jobs[i].state = JOB_FAILED;
         nok += c.jobs[i].state == JOB_OK;
         nfail += c.jobs[i].state == JOB_FAILED;
         nskip += c.jobs[i].state == JOB_SKIPPED;

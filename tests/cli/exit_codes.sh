@@ -52,9 +52,9 @@ fails "-o without inputs" 2 '-o DIR needs at least one INPUT' -o outdir
 fails "unknown output extension .xyz" 2 "out\.xyz: unknown output format '\.xyz'" in.png out.xyz
 fails "output without extension" 2 'out: no extension' in.png out
 fails "unknown output extension, missing input" 2 "out\.xyz: unknown output format" missing.png out.xyz
-fails "--frames (not yet)" 2 '--frames: not available yet' --frames 10 in.png out.png
-fails "--start (not yet)" 2 '--start: not available yet' --start 1.5 in.png out.png
-fails "--rgb (not yet)" 2 '--rgb: not available yet' --rgb in.png out.png
+fails "--frames 0" 2 "--frames '0': expected a positive number" --frames 0 in.png out.png
+fails "--start -1" 2 "--start '-1': expected seconds >= 0" --start -1 in.png out.png
+fails "video input to an image output" 2 "a video input needs a video output" in.mkv out.png
 fails "--mem-limit (not yet)" 2 '--mem-limit: not available yet' --mem-limit 512M in.png out.png
 fails "--mem-limit bad size" 2 "--mem-limit '12Q'" --mem-limit 12Q in.png out.png
 
