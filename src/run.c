@@ -157,7 +157,7 @@ static int add_dir(run_ctx *c, const char *dir)
     }
     free(names);
     if (!ret && n == 0 && ge_verbose)
-        ge_note("%s: no image files in this directory", dir);
+        ge_note("%s: no image or video files in this directory", dir);
     return ret;
 }
 
@@ -341,7 +341,11 @@ static int plan_jobs(run_ctx *c)
         /* Only now, with the plan known to be good, create the directory:
          * a usage error leaves nothing behind. */
         if (stat(o->outdir, &st) != 0) {
-            if (errno != ENOENT || mkdir(o->outdir, 0777) != 0) {
+            /* Runs started together (GNU parallel, a Slurm array) race to
+             * create it: one that finds it made meanwhile goes on. */
+            if (errno != ENOENT || (mkdir(o->outdir, 0777) != 0 &&
+                                    !(errno == EEXIST && stat(o->outdir, &st) == 0 &&
+                                      S_ISDIR(st.st_mode)))) {
                 ge_err(o->outdir, "cannot create output directory: %s", strerror(errno));
                 return GE_EXIT_FAIL;
             }
@@ -476,6 +480,11 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
                        : vi.duration > 0 && vi.frame_rate.num > 0
                            ? (long)(vi.duration * av_q2d(vi.frame_rate) + 0.5) : 0;
+            if (c->o->start > 0 && j->total > 0 && vi.frame_rate.num > 0) {
+                /* --start skips about start * fps of them */
+                long skip = (long)(c->o->start * av_q2d(vi.frame_rate) + 0.5);
+                j->total = j->total > skip ? j->total - skip : 0;
+            }
             if (c->o->frames > 0 && (j->total == 0 || j->total > c->o->frames))
                 j->total = c->o->frames;
         }
@@ -626,7 +635,11 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
     case OUT_VIDEO: {
         AVRational tb = j->tb.num > 0 ? j->tb : (AVRational){1, 25};
         AVRational fps = j->fps.num > 0 ? j->fps : (AVRational){25, 1};
-        long long ts = fr->ts != INT64_MIN ? fr->ts : fr->index;
+        /* No pts (raw H.264, some AVI): the encoder continues from the
+         * previous frame by its duration or 1/fps.  The frame index is no
+         * pts: in a stream time base such as 1/1200000 it would squeeze
+         * every frame into the first millisecond. */
+        int64_t ts = fr->ts != INT64_MIN ? fr->ts : AV_NOPTS_VALUE;
         if (!c->enc) {
             venc_opts vo;
             memset(&vo, 0, sizeof vo);

@@ -686,8 +686,8 @@ void vid_close(vid_reader **pr)
     avformat_close_input(&r->fmt);
     live_remove(r);
     if (r->opened && vid_corrupt_count(r) > 0)
-        ge_note("%s: %ld decoding errors (corrupt data skipped or concealed)",
-                r->path, vid_corrupt_count(r));
+        ge_note("%s: %ld decoding error%s (corrupt data skipped or concealed)",
+                r->path, vid_corrupt_count(r), vid_corrupt_count(r) == 1 ? "" : "s");
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
     vid_conv_free(&r->conv);
