@@ -17,7 +17,7 @@ enum {
     OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
-    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED
 };
 
 static const struct option long_opts[] = {
@@ -43,6 +43,7 @@ static const struct option long_opts[] = {
     {"keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"staged", no_argument, NULL, OPT_STAGED},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -75,6 +76,8 @@ void cli_usage(FILE *fp)
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
+"      --staged            GPU: one kernel per stage (per-stage timing, every\n"
+"                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
 "      --mem-limit SIZE    memory budget, e.g. 512M (strips: not yet)\n"
 "\n"
@@ -340,6 +343,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_KEEP_PARTIAL: o->keep_partial = 1; break;
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
+        case OPT_STAGED: o->staged = 1; break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;

@@ -40,6 +40,7 @@
 
 #include "cpu_backend.h"
 #include "cuda_check.h"
+#include "fused.h"
 #include "kernels.h"
 #include "refcheck.h"
 #include "safeout.h"
@@ -169,7 +170,7 @@ typedef struct out_slot {
     unsigned long long *d_hist;
     cudaEvent_t ev[EV_N];
     src_frame fr;
-    int check, blurred;
+    int check, blurred, fused;
 } out_slot;
 
 typedef struct gpu_engine {
@@ -179,6 +180,7 @@ typedef struct gpu_engine {
     int nslots;
     in_slot in[PIPE_MAX_SLOTS];
     out_slot out[PIPE_MAX_SLOTS];
+    int fused;        /* one fused kernel per frame, no float planes */
     queue free_in, filled_in, free_out, done_out;
     cudaStream_t up, comp, dl;
     float *d_grey, *d_blur_h, *d_blur;
@@ -252,13 +254,15 @@ static void *writer_thread(void *arg)
             rep_stats *r = o->report;
             rep_add(r, REP_DECODE, s->fr.decode_ms);
             rep_add(r, REP_UPLOAD, elapsed(s->ev[EV_UP0], s->ev[EV_UP1]));
-            rep_add(r, REP_GREY, elapsed(s->ev[EV_C0], s->ev[EV_GREY]));
-            if (s->blurred) {
-                rep_add(r, REP_BLUR_H, elapsed(s->ev[EV_GREY], s->ev[EV_BH]));
-                rep_add(r, REP_BLUR_V, elapsed(s->ev[EV_BH], s->ev[EV_BV]));
+            if (!s->fused) {
+                rep_add(r, REP_GREY, elapsed(s->ev[EV_C0], s->ev[EV_GREY]));
+                if (s->blurred) {
+                    rep_add(r, REP_BLUR_H, elapsed(s->ev[EV_GREY], s->ev[EV_BH]));
+                    rep_add(r, REP_BLUR_V, elapsed(s->ev[EV_BH], s->ev[EV_BV]));
+                }
+                rep_add(r, REP_SOBEL, elapsed(s->ev[EV_BV], s->ev[EV_SOBEL]));
+                rep_add(r, REP_HIST, elapsed(s->ev[EV_SOBEL], s->ev[EV_HIST]));
             }
-            rep_add(r, REP_SOBEL, elapsed(s->ev[EV_BV], s->ev[EV_SOBEL]));
-            rep_add(r, REP_HIST, elapsed(s->ev[EV_SOBEL], s->ev[EV_HIST]));
             rep_add(r, REP_COMPUTE, elapsed(s->ev[EV_C0], s->ev[EV_HIST]));
             rep_add(r, REP_DOWNLOAD, elapsed(s->ev[EV_DL0], s->ev[EV_DL1]));
             r->frames++;
@@ -267,7 +271,8 @@ static void *writer_thread(void *arg)
         if (s->check) {
             ge_frame in = *f;
             in.data = s->in_copy.p;
-            int c = chk_frame(o->check, &in, &o->params, &o->taps, s->h_grey.p,
+            int c = chk_frame(o->check, &in, &o->params, &o->taps,
+                              s->fused ? NULL : s->h_grey.p,
                               s->blurred ? s->h_blur_h.p : NULL,
                               s->blurred ? s->h_blur.p : NULL, s->h_edge.p,
                               s->h_hist, job_name(o, s->fr.job), s->fr.index);
@@ -341,12 +346,12 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     int ret = 0;
 
     /* Grow what this frame needs (rare: the first frame, or a larger one). */
-    if (npx > e->plane_cap || in_bytes > s->d_cap || npx > o->d_edge_cap) {
+    if ((!e->fused && npx > e->plane_cap) || in_bytes > s->d_cap || npx > o->d_edge_cap) {
         size_t cap;
         if (sync_streams(e))
             return -1;
         cap = e->plane_cap * sizeof(float);
-        if (npx * sizeof(float) > cap) {
+        if (!e->fused && npx * sizeof(float) > cap) {
             size_t c1 = cap, c2 = cap;
             if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), name) ||
                 dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), name) ||
@@ -359,14 +364,15 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
             return -1;
     }
     o->fr = s->fr;
-    o->blurred = blur;
+    o->blurred = blur && !e->fused;
+    o->fused = e->fused;
     o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
     if (host_buf_reserve(&o->h_edge, npx))
         goto oom;
     if (o->check) {
-        if (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
-            host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
-            host_buf_reserve(&o->h_blur, npx * sizeof(float)) ||
+        if ((!e->fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
+                           host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
+                           host_buf_reserve(&o->h_blur, npx * sizeof(float)))) ||
             host_buf_reserve(&o->in_copy, in_bytes))
             goto oom;
         memcpy(o->in_copy.p, s->h.p, in_bytes);
@@ -387,6 +393,15 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         df.data = s->d_in;
         CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
         CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
+        if (e->fused) {
+            /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
+             * float planes never reach device memory */
+            CUDA_TRY(fused_gpu(&df, o->d_edge, w, &opt->params, opt->taps.radius, o->d_hist,
+                               e->comp));
+            CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+            CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
+            goto download;
+        }
         CUDA_TRY(grey_gpu(&df, e->d_grey, w, e->comp));
         CUDA_TRY(cudaEventRecord(o->ev[EV_GREY], e->comp));
         CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
@@ -420,6 +435,7 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     }
 
     /* download stream */
+download:
     CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL0], e->dl));
     CUDA_TRY(cudaMemcpyAsync(o->h_edge.p, o->d_edge, npx, cudaMemcpyDeviceToHost, e->dl));
@@ -460,7 +476,11 @@ static int engine_init(gpu_engine *e)
             CUDA_TRY(cudaEventCreateWithFlags(&s->ev[k], cudaEventBlockingSync));
         q_push(&e->free_out, s);
     }
-    if (e->o->taps.radius > 0)
+    /* The fused kernel checks the radius against its tap table, sigma 0
+     * (radius 0) included; the staged blur is not launched at radius 0. */
+    if (e->fused)
+        CUDA_TRY(fused_set_taps_gpu(&e->o->taps, e->comp));
+    else if (e->o->taps.radius > 0)
         CUDA_TRY(gaussian_set_taps_gpu(&e->o->taps, e->comp));
 end:
     return ret;
@@ -520,9 +540,10 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                              : PIPE_DEFAULT_SLOTS;
     e->src = src;
     e->sink = sink;
+    e->fused = !o->staged;
     if (o->report) {
         o->report->backend = "gpu";
-        o->report->path = "staged";
+        o->report->path = e->fused ? "fused" : "staged";
     }
     if (engine_init(e))
         goto fail;

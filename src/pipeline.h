@@ -23,6 +23,8 @@ typedef struct pipe_opts {
     ge_taps taps;
     int threads;          /* CPU backend threads (0 = all) */
     int slots;            /* GPU ring slots a side (0 = default 3, max 8) */
+    int staged;           /* GPU: per-stage kernels (planes, per-stage
+                             timing) instead of the fused kernel */
     int cpu_ref_every;    /* 0 off; check every N-th frame */
     const char *(*job_name)(void *ctx, int job); /* for messages */
     void *job_ctx;

@@ -754,6 +754,7 @@ int run_main(cli_opts *o)
         goto end;
     }
     po.threads = o->threads;
+    po.staged = o->staged;
     po.cpu_ref_every = o->cpu_ref_every;
     po.job_name = job_name_cb;
     po.job_ctx = &c;

@@ -5,7 +5,8 @@
  * with its own random RGB frame (so nothing is copied on the host per
  * frame); a null sink takes the edge maps.
  *
- *   bench_pipeline [WIDTH HEIGHT FRAMES [CHANNELS [SLOTS]]]  (default 3840 2160 600 3 3)
+ *   bench_pipeline [WIDTH HEIGHT FRAMES [CHANNELS [SLOTS [staged]]]]
+ *                            (default 3840 2160 600 3 3, fused kernel)
  *   bench_pipeline copies    pinned H2D alone, D2H alone, and both at once
  *                            on two streams (does PCIe overlap the two
  *                            directions on this machine?)
@@ -179,6 +180,7 @@ int main(int argc, char **argv)
         b.ch = atoi(argv[4]);
     if (argc >= 6)
         slots = atoi(argv[5]);
+    int staged = argc >= 7 && !strcmp(argv[6], "staged");
     if (sig_init())
         return 1;
     if (gpu_probe(0, &gi, why, sizeof why)) {
@@ -187,6 +189,7 @@ int main(int argc, char **argv)
     }
     memset(&po, 0, sizeof po);
     po.slots = slots;
+    po.staged = staged;
     po.params.sigma = 1.0;
     po.params.scale = 1.0f;
     ge_taps_make(1.0, &po.taps);
@@ -210,9 +213,9 @@ int main(int argc, char **argv)
     {
         double in_b = (double)b.w * b.h * b.ch, out_b = (double)b.w * b.h;
         double fps = (double)(ns.last_index - WARM) / (ns.t_last - ns.t_warm);
-        printf("pipeline %dx%d ch=%d slots=%d: %.1f fps steady (frames %d..%ld), "
+        printf("pipeline %s %dx%d ch=%d slots=%d: %.1f fps steady (frames %d..%ld), "
                "H2D %.2f GB/s, D2H %.2f GB/s; whole run %ld frames in %.3f s (checksum %llu)\n",
-               b.w, b.h, b.ch, slots ? slots : 3, fps, WARM, ns.last_index, fps * in_b / 1e9,
+               staged ? "staged" : "fused", b.w, b.h, b.ch, slots ? slots : 3, fps, WARM, ns.last_index, fps * in_b / 1e9,
                fps * out_b / 1e9, b.frames, wall, ns.sum);
     }
     rep_print(&rep, 0, stdout);
