@@ -270,6 +270,7 @@ static void *writer_thread(void *arg)
         }
         if (s->check) {
             ge_frame in = *f;
+            double t0 = ge_now();
             in.data = s->in_copy.p;
             int c = chk_frame(o->check, &in, &o->params, &o->taps,
                               s->fused ? NULL : s->h_grey.p,
@@ -280,6 +281,8 @@ static void *writer_thread(void *arg)
                 ge_err(job_name(o, s->fr.job), "cpu-ref: out of memory");
                 eng_fail(e);
             }
+            if (o->report)
+                rep_add(o->report, REP_CHECK, (ge_now() - t0) * 1e3);
         }
         if (!eng_failed(e)) {
             sink_frame sf = {
@@ -643,6 +646,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             o->report->frames++;
             o->report->pixels += (long long)npx;
         }
+        t0 = ge_now();
         if (check && chk_frame(o->check, f, &o->params, &o->taps, pl.grey,
                                o->taps.radius ? pl.blur_h : NULL,
                                o->taps.radius ? pl.blur : NULL, pl.edge, pl.hist,
@@ -651,6 +655,8 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             ret = -1;
             break;
         }
+        if (check && o->report)
+            rep_add(o->report, REP_CHECK, (ge_now() - t0) * 1e3);
         {
             sink_frame sf = {
                 .job = fr.job, .index = fr.index, .pts = fr.pts,

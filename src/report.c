@@ -11,7 +11,7 @@
 
 static const char *const stage_names[REP_NSTAGES] = {
     "decode", "upload", "grey", "blur_h", "blur_v", "sobel", "histogram",
-    "download", "write", "compute"
+    "download", "write", "compute", "cpu_ref"
 };
 
 const char *rep_stage_name(int stage)
@@ -80,7 +80,9 @@ static summary summarise(const rep_stats *r, int stage)
  * of the GPU kernel stages, so it competes instead of them. */
 static int bounding_stage(const summary *s)
 {
-    static const int cand[] = {REP_DECODE, REP_UPLOAD, REP_COMPUTE, REP_DOWNLOAD, REP_WRITE};
+    /* cpu_ref runs in the writer thread, so it competes as part of it */
+    static const int cand[] = {REP_DECODE, REP_UPLOAD, REP_COMPUTE, REP_DOWNLOAD, REP_WRITE,
+                               REP_CHECK};
     int best = -1;
     for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
         if (s[cand[i]].n && (best < 0 || s[cand[i]].total > s[best].total))
@@ -152,7 +154,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             continue;
         fprintf(fp, "  %-10s %7zu %12.3f %10.4f %10.4f %10.4f%s\n", stage_names[i], s[i].n,
                 s[i].total, s[i].median, s[i].p10, s[i].p90,
-                i == REP_COMPUTE ? "  (sum of the compute stages)" : "");
+                i == REP_COMPUTE && s[REP_GREY].n ? "  (the kernel stages above, end to end)"
+                : i == REP_COMPUTE && r->path && !strcmp(r->path, "fused") ? "  (one fused kernel)"
+                : "");
     }
     fprintf(fp, "  frames %lld, pixels %lld, wall %.3f s (stages sum %.3f s), "
                 "%.2f fps, %.2f Mpx/s\n",
