@@ -52,7 +52,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64
 # CUDA runtime linked statically; never the driver library (-lcuda).
 LIBS = $(PKG_LIBS) -lcudart_static -lstdc++ -lrt -ldl -lm
 
-HIGHEST_SM = $(lastword $(sort $(SMS)))
+HIGHEST_SM = $(shell echo $(SMS) | tr ' ' '\n' | sort -n | tail -n 1)
 GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
           -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)
 # -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
