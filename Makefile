@@ -122,7 +122,7 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 check: $(PROG) $(UNIT_BINS) $(GPU_BINS)
-	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) sh tests/run
+	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) SMS="$(SMS)" sh tests/run
 
 gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
