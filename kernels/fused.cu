@@ -118,6 +118,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "fused.h"
+#include "border.cuh"
 
 #define FT_W 128       /* output tile columns */
 #define FT_H 32        /* output tile rows */
@@ -179,28 +180,7 @@ __host__ __device__ constexpr int ft_smem_floats(int r)
     return ft_gb(r) + (r > 0 ? ft_hra(r) * ft_hw(r) : 0);
 }
 
-// ---------------------------------------------------------------------------
-// Border mapping, SPEC §1.5.  Returns the in-image index, or -1 for "the
-// value is 0" (zero border, outside).
-static __host__ __device__ __forceinline__ int ft_map(int i, int n,
-                                                      int border)
-{
-    if ((unsigned)i < (unsigned)n)
-        return i;
-    if (border == GE_BORDER_REPLICATE)
-        return i < 0 ? 0 : n - 1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        const unsigned p = 2u * (unsigned)n - 2u;
-        unsigned a = i < 0 ? 0u - (unsigned)i : (unsigned)i;
-        a %= p;
-        if (a >= (unsigned)n)
-            a = p - a;
-        return (int)a;
-    }
-    return -1;
-}
+// Border mapping, SPEC §1.5: map_border() in border.cuh.
 
 struct fused_args {
     const unsigned char *src; /* image row in_y0 */
@@ -270,7 +250,7 @@ __device__ float4 slow_group(const fused_args &a, long long ro, int vx0)
         const unsigned char *row = a.src + ro;
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-            const int mx = ft_map(vx0 + u, a.W, a.border);
+            const int mx = map_border(vx0 + u, a.W, a.border);
             if (mx >= 0)
                 v[u] = gen_px(row, mx, a);
         }
@@ -561,7 +541,7 @@ __device__ __forceinline__ void row_table(const fused_args &a,
     const int GR = ft_gr(R), ylast = a.yend + R;
     for (int i = threadIdx.x; i < GR; i += FT_THREADS) {
         const int vy = Y0 - 1 - R + i;
-        const int my = vy <= ylast ? ft_map(vy, a.H, a.border) : -1;
+        const int my = vy <= ylast ? map_border(vy, a.H, a.border) : -1;
         s_row[i] = my < 0 ? -1ll : (long long)(my - a.in_y0) * (long long)a.stride;
     }
 }
@@ -707,8 +687,8 @@ __device__ void fix_phase(const fused_args &a, float *sb, int X0, int Y0,
             if (j < 0 || vy < 0 || vy >= a.H)
                 continue;
         }
-        const int my = ft_map(Y0 - 1 + i, a.H, a.border);
-        const int mx = ft_map(X0 - HOFF + j, a.W, a.border);
+        const int my = map_border(Y0 - 1 + i, a.H, a.border);
+        const int mx = map_border(X0 - HOFF + j, a.W, a.border);
         sb[i * HW + j] = (zero || my < 0 || mx < 0)
                              ? 0.0f
                              : sb[(my - Y0 + 1) * HW + (mx - X0 + HOFF)];
@@ -1089,7 +1069,7 @@ static bool rows_ok(int H, int in_y0, int in_rows, int y0, int rows, int r,
             v = H - 1; /* skip the interior */
             continue;
         }
-        const int m = ft_map((int)v, H, border);
+        const int m = map_border((int)v, H, border);
         if (m < 0)
             continue;
         if (m < mlo)

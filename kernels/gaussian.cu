@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "kernels.h"
+#include "border.cuh"
 
 #define BH_TW 128 /* blur_h: output columns a tile */
 #define BH_ROWS 8 /* blur_h: rows a block (one a warp) */
@@ -54,27 +55,7 @@ __constant__ float c_taps[GE_MAX_TAPS];
  * set).  Launch geometry (shared-memory halo) depends on it. */
 static int h_radius = -1;
 
-// ---------------------------------------------------------------------------
-// Border mapping, SPEC §1.5.  Returns the in-image index, or -1 for "the
-// value is 0" (zero mode, outside).
-__host__ __device__ __forceinline__ int map_border(int i, int n, int border)
-{
-    if ((unsigned)i < (unsigned)n)
-        return i;
-    if (border == GE_BORDER_REPLICATE)
-        return i < 0 ? 0 : n - 1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        const unsigned p = 2u * (unsigned)n - 2u;
-        unsigned a = i < 0 ? 0u - (unsigned)i : (unsigned)i;
-        a %= p;
-        if (a >= (unsigned)n)
-            a = p - a;
-        return (int)a;
-    }
-    return -1;
-}
+// Border mapping, SPEC §1.5: map_border() in border.cuh.
 
 /* True when every row the outputs [y0, y0+rows) map to (radius r, border)
  * lies in the window [in_y0, in_y0+in_rows) of an image of height H. */

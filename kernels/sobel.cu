@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "kernels.h"
+#include "border.cuh"
 
 #define SB_TW 128
 #define SB_TH 32
@@ -37,26 +38,7 @@
 #define SB_LC ((SB_SW + 31) / 32)               /* tile columns a lane loads */
 #define MAX_GRID_Y 65535
 
-// ---------------------------------------------------------------------------
-// Border mapping, SPEC §1.5 (same rule as gaussian.cu).  -1: the value is 0.
-__host__ __device__ __forceinline__ int map_border(int i, int n, int border)
-{
-    if ((unsigned)i < (unsigned)n)
-        return i;
-    if (border == GE_BORDER_REPLICATE)
-        return i < 0 ? 0 : n - 1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        const unsigned p = 2u * (unsigned)n - 2u;
-        unsigned a = i < 0 ? 0u - (unsigned)i : (unsigned)i;
-        a %= p;
-        if (a >= (unsigned)n)
-            a = p - a;
-        return (int)a;
-    }
-    return -1;
-}
+// Border mapping, SPEC §1.5: map_border() in border.cuh.
 
 /* Every row the outputs [y0, y0+rows) read (offsets -1..1, mapped against
  * H) lies in [in_y0, in_y0 + in_rows). */

@@ -42,6 +42,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../unit/check.h"
+#include "gpu_test.h"
 #include "cuda_check.h"
 #include "edge.h"
 #include "fused.h"
@@ -50,53 +51,6 @@
 #define POISON_B 0x5A
 #define QUICK_MAX 1100
 
-static const char *const border_name[3] = {"replicate", "reflect101", "zero"};
-
-// ---------------------------------------------------------------------------
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static unsigned rnd_below(unsigned n) { return (unsigned)(rnd() % n); }
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define MUST(call)                                                          \
-    do {                                                                    \
-        if (CUDA_CHECK(call) != cudaSuccess) {                              \
-            printf("not ok cuda-call: %s failed at %s:%d\n", #call,         \
-                   __FILE__, __LINE__);                                     \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        printf("not ok host-memory: malloc(%zu) failed\n", n);
-        exit(1);
-    }
-    return p;
-}
-
-static void *dmalloc(size_t n)
-{
-    void *p = NULL;
-    MUST(cudaMalloc(&p, n ? n : 1));
-    return p;
-}
 
 /* SPEC §1.5, written again here (the test shares no code with the kernel):
  * the in-image row, or -1 for "0" (zero border). */

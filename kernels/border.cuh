@@ -1,0 +1,36 @@
+/*
+ * border.cuh — the border rule of SPEC §1.5 for every kernel (one copy, so
+ * the staged and fused kernels cannot drift apart; the CPU reference keeps
+ * its own, written independently, and the tests compare the two).
+ *
+ * Returns the in-image index for position i of a row or column of n, or -1
+ * for "the value is 0" (zero border, outside).  Any i, any n >= 1:
+ *   replicate   clamp to [0, n-1];
+ *   reflect101  n = 1 -> 0, else |i| mod (2n-2), then 2n-2-i past the end;
+ *   zero        -1 outside.
+ */
+#ifndef GPUEDGE_BORDER_CUH
+#define GPUEDGE_BORDER_CUH
+
+#include "edge.h"
+
+static __host__ __device__ __forceinline__ int map_border(int i, int n, int border)
+{
+    if ((unsigned)i < (unsigned)n)
+        return i;
+    if (border == GE_BORDER_REPLICATE)
+        return i < 0 ? 0 : n - 1;
+    if (border == GE_BORDER_REFLECT101) {
+        if (n == 1)
+            return 0;
+        const unsigned p = 2u * (unsigned)n - 2u;
+        unsigned a = i < 0 ? 0u - (unsigned)i : (unsigned)i;
+        a %= p;
+        if (a >= (unsigned)n)
+            a = p - a;
+        return (int)a;
+    }
+    return -1;
+}
+
+#endif
