@@ -449,7 +449,14 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             if (r < 0 && !sig_stopped())
                 j->src_failed = 1;
             else if (r == 0 && j->decoded == 0) {
-                ge_err(j->input, "no video frames decoded");
+                /* one line: vid_close adds no "decoding errors" notice
+                 * for a file without frames, the count goes here */
+                long nerr = vid_corrupt_count(c->vr);
+                if (nerr > 0)
+                    ge_err(j->input, "no video frames decoded (%ld decoding error%s)", nerr,
+                           nerr == 1 ? "" : "s");
+                else
+                    ge_err(j->input, "no video frames decoded");
                 j->src_failed = 1;
             }
             vid_close(&c->vr);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libavcodec/avcodec.h>
@@ -398,11 +399,16 @@ struct vid_reader {
     long max_frames;
     int rgb;
     int opened;        /* vid_open succeeded (close notes errors only then) */
+    int failed;        /* vid_next printed why the file failed */
     int draining, eof;
     long nout;
     long corrupt;
     int errors_in_row;
     int64_t last_pts, last_dur;
+    /* vid_open_mem: the caller's bytes, read through our AVIOContext */
+    AVIOContext *avio;
+    const uint8_t *mem;
+    size_t mem_size, mem_pos;
 };
 
 static void count_log_error(void *opaque)
@@ -448,7 +454,48 @@ static char *input_url(const char *path)
     return url;
 }
 
-int vid_open(const char *path, const vid_opts *o, vid_reader **out)
+// In-memory input (vid_open_mem): read and seek callbacks over the bytes.
+
+static int mem_read(void *opaque, uint8_t *buf, int size)
+{
+    vid_reader *r = opaque;
+    size_t n = r->mem_size - r->mem_pos;
+    if (n == 0)
+        return AVERROR_EOF;
+    if (size < 0)
+        return AVERROR(EINVAL);
+    if (n > (size_t)size)
+        n = (size_t)size;
+    memcpy(buf, r->mem + r->mem_pos, n);
+    r->mem_pos += n;
+    return (int)n;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence)
+{
+    vid_reader *r = opaque;
+    int64_t base;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return (int64_t)r->mem_size;
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = (int64_t)r->mem_pos; break;
+    case SEEK_END: base = (int64_t)r->mem_size; break;
+    default: return AVERROR(EINVAL);
+    }
+    /* no overflow: both are within [INT64_MIN/2, INT64_MAX/2] or refused */
+    if (offset > INT64_MAX / 2 || offset < INT64_MIN / 2 ||
+        base + offset < 0 || (uint64_t)(base + offset) > r->mem_size)
+        return AVERROR(EINVAL);
+    r->mem_pos = (size_t)(base + offset);
+    return (int64_t)r->mem_pos;
+}
+
+#define VID_MEM_IO_BUF (32 * 1024)
+
+/* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
+ * else the n bytes at mem, with path only naming them in messages. */
+static int open_reader(const char *path, const void *mem, size_t mem_n,
+                       const vid_opts *o, vid_reader **out)
 {
     vid_reader *r = NULL;
     const AVCodec *codec = NULL;
@@ -460,11 +507,28 @@ int vid_open(const char *path, const vid_opts *o, vid_reader **out)
     pthread_once(&log_once, log_init);
     *out = NULL;
     r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path)) || !(url = input_url(path)) ||
+    if (!r || !(r->path = strdup(path)) ||
+        !(url = mem ? strdup(path) : input_url(path)) ||
         !(r->pkt = av_packet_alloc()) || !(r->frame = av_frame_alloc()) ||
         !(r->fmt = avformat_alloc_context())) {
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
+    }
+    if (mem) {
+        /* Our AVIOContext: avformat_close_input leaves it to vid_close
+         * (AVFMT_FLAG_CUSTOM_IO); the name only hints the demuxer. */
+        unsigned char *iobuf = av_malloc(VID_MEM_IO_BUF);
+        r->mem = mem;
+        r->mem_size = mem_n;
+        if (iobuf)
+            r->avio = avio_alloc_context(iobuf, VID_MEM_IO_BUF, 0, r,
+                                         mem_read, NULL, mem_seek);
+        if (!r->avio) {
+            av_free(iobuf);
+            ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+            goto fail;
+        }
+        r->fmt->pb = r->avio;
     }
     r->fmt->interrupt_callback.callback = interrupt_cb;
     r->fmt->interrupt_callback.opaque = NULL;
@@ -478,7 +542,14 @@ int vid_open(const char *path, const vid_opts *o, vid_reader **out)
     ret = avformat_open_input(&r->fmt, url, NULL, NULL);
     if (ret < 0) {
         /* avformat_open_input freed the context */
-        if (!sig_stop)
+        struct stat sb;
+        if (sig_stop)
+            ;
+        else if (ret == AVERROR_INVALIDDATA && !mem && strcmp(path, "-") &&
+                 !strstr(path, "://") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                 sb.st_size == 0)
+            ge_err(path, "cannot open video: file is empty"); /* as images say */
+        else
             ge_err(path, "cannot open video: %s", err_str(ret, eb, sizeof eb));
         goto fail;
     }
@@ -548,6 +619,19 @@ fail:
     return -1;
 }
 
+int vid_open(const char *path, const vid_opts *o, vid_reader **out)
+{
+    return open_reader(path, NULL, 0, o, out);
+}
+
+int vid_open_mem(const void *buf, size_t n, const char *name,
+                 const vid_opts *o, vid_reader **out)
+{
+    static const uint8_t none[1];
+    return open_reader(name ? name : "(memory)", buf ? buf : none,
+                       buf ? n : 0, o, out);
+}
+
 static void fill_frame(vid_reader *r, src_frame *fr, const ge_frame *g, double t0)
 {
     int64_t ts = r->frame->best_effort_timestamp;
@@ -596,6 +680,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                 continue;
             }
             if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
+                r->failed = 1;
                 ge_err(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
                        r->nout, av_get_pix_fmt_name(r->frame->format) ?
                        av_get_pix_fmt_name(r->frame->format) : "?",
@@ -614,11 +699,13 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (ret != AVERROR(EAGAIN)) {
             /* a frame that failed to decode: counted, decoding goes on */
             if (ret == AVERROR(ENOMEM)) {
+                r->failed = 1;
                 ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
                 return -1;
             }
             r->corrupt++;
             if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+                r->failed = 1;
                 ge_err(r->path, "cannot decode video: %s",
                        err_str(ret, eb, sizeof eb));
                 return -1;
@@ -636,6 +723,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                 return -1;
             if (ret != AVERROR_EOF) {
                 if (is_io_error(ret)) {
+                    r->failed = 1;
                     ge_err(r->path, "cannot read video: %s",
                            err_str(ret, eb, sizeof eb));
                     return -1;
@@ -662,11 +750,13 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
          * happen; any other error is a bad packet, skipped. */
         if (ret < 0 && ret != AVERROR(EAGAIN)) {
             if (ret == AVERROR(ENOMEM)) {
+                r->failed = 1;
                 ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
                 return -1;
             }
             r->corrupt++;
             if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+                r->failed = 1;
                 ge_err(r->path, "cannot decode video: %s",
                        err_str(ret, eb, sizeof eb));
                 return -1;
@@ -684,8 +774,15 @@ void vid_close(vid_reader **pr)
     *pr = NULL;
     avcodec_free_context(&r->dec); /* joins the decoder's threads */
     avformat_close_input(&r->fmt);
+    if (r->avio) { /* ours (vid_open_mem): the buffer may have been replaced */
+        av_freep(&r->avio->buffer);
+        avio_context_free(&r->avio);
+    }
     live_remove(r);
-    if (r->opened && vid_corrupt_count(r) > 0)
+    /* Only for a file that yielded frames: one that failed has said so in
+     * its one error line (the caller's "no video frames decoded" tells
+     * the count itself). */
+    if (r->opened && !r->failed && r->nout > 0 && vid_corrupt_count(r) > 0)
         ge_note("%s: %ld decoding error%s (corrupt data skipped or concealed)",
                 r->path, vid_corrupt_count(r), vid_corrupt_count(r) == 1 ? "" : "s");
     av_packet_free(&r->pkt);

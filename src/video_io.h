@@ -101,6 +101,12 @@ int vid_probe(const char *path);
  * is a file name, never a protocol).  Returns 0, or -1 with one message
  * and *out NULL. */
 int vid_open(const char *path, const vid_opts *o, vid_reader **out);
+/* The same for n bytes in memory (a custom AVIOContext, seekable; the
+ * fuzz harness and tests use it).  `name` (NULL: "(memory)") labels the
+ * messages and hints the demuxer by its extension; buf must stay valid
+ * until vid_close. */
+int vid_open_mem(const void *buf, size_t n, const char *name,
+                 const vid_opts *o, vid_reader **out);
 /* Next frame into *fr (fr->f.data points into buf, reserved as needed;
  * fr->job is left to the caller).  1 / 0 end / -1 failed (see above). */
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
