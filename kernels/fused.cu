@@ -118,7 +118,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "fused.h"
-#include "border.cuh"
+#include "border.h"
 
 #define FT_W 128       /* output tile columns */
 #define FT_H 32        /* output tile rows */
@@ -180,7 +180,7 @@ __host__ __device__ constexpr int ft_smem_floats(int r)
     return ft_gb(r) + (r > 0 ? ft_hra(r) * ft_hw(r) : 0);
 }
 
-// Border mapping, SPEC §1.5: map_border() in border.cuh.
+// Border mapping, SPEC §1.5: map_border() in border.h.
 
 struct fused_args {
     const unsigned char *src; /* image row in_y0 */

@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "kernels.h"
-#include "border.cuh"
+#include "border.h"
 
 #define BH_TW 128 /* blur_h: output columns a tile */
 #define BH_ROWS 8 /* blur_h: rows a block (one a warp) */
@@ -55,7 +55,7 @@ __constant__ float c_taps[GE_MAX_TAPS];
  * set).  Launch geometry (shared-memory halo) depends on it. */
 static int h_radius = -1;
 
-// Border mapping, SPEC §1.5: map_border() in border.cuh.
+// Border mapping, SPEC §1.5: map_border() in border.h.
 
 /* True when every row the outputs [y0, y0+rows) map to (radius r, border)
  * lies in the window [in_y0, in_y0+in_rows) of an image of height H. */

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "kernels.h"
-#include "border.cuh"
+#include "border.h"
 
 #define SB_TW 128
 #define SB_TH 32
@@ -38,7 +38,7 @@
 #define SB_LC ((SB_SW + 31) / 32)               /* tile columns a lane loads */
 #define MAX_GRID_Y 65535
 
-// Border mapping, SPEC §1.5: map_border() in border.cuh.
+// Border mapping, SPEC §1.5: map_border() in border.h.
 
 /* Every row the outputs [y0, y0+rows) read (offsets -1..1, mapped against
  * H) lies in [in_y0, in_y0 + in_rows). */

@@ -44,6 +44,7 @@
 #endif
 
 #include "cpu_backend.h"
+#include "border.h"
 
 /* Rows per band at least; grown with the radius so that the recomputed
  * halo (2r+2 rows of grey + horizontal blur) stays a small fraction. */
@@ -55,21 +56,9 @@
 // ---------------------------------------------------------------------------
 // Borders (SPEC §1.5)
 
-/* i mapped into [0, n-1], or -1 where the value is 0 (zero border). */
-static int cb_map(int i, int n, int border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == GE_BORDER_ZERO)
-        return -1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        i = abs(i) % (2 * n - 2);
-        return i >= n ? 2 * n - 2 - i : i;
-    }
-    return i < 0 ? 0 : n - 1;
-}
+/* cb_map: i mapped into [0, n-1], or -1 where the value is 0 (zero
+ * border) — the rule the kernels use too (kernels/border.h). */
+#define cb_map map_border
 
 /* The smallest and largest row that indices a..b (inclusive) map to.  The
  * mappings are 1-Lipschitz, so the image of a run is a run no longer than
