@@ -795,6 +795,11 @@ int run_main(cli_opts *o)
     t0 = ge_now();
     r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     rep.wall_s = ge_now() - t0;
+    /* An engine that stopped early (a signal, a failed sink) never asked
+     * the source for the end of the video it was reading: close it here,
+     * the decode thread is joined (it left the input open and ~1 MB of
+     * decoder state allocated until exit). */
+    vid_close(&c.vr);
 
     if (c.hist) {
         if (r == 0) {

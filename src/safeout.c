@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -159,17 +160,43 @@ static char *join3(const char *a, size_t alen, const char *b, size_t blen,
     return s;
 }
 
+/* n, or less so that s[0..n) ends on a UTF-8 character boundary: a cut
+ * name never ends in half a character (filesystems that insist on valid
+ * UTF-8 names, such as ZFS with utf8only, exFAT or SMB shares, refuse
+ * those).  s[n] must exist.  At most 3 bytes back: other encodings are
+ * cut where they are. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && n - i < 3 && ((unsigned char)s[i] & 0xC0) == 0x80)
+        i--;
+    return ((unsigned char)s[i] & 0xC0) == 0x80 ? n : i;
+}
+
 /* "dir/out.png" -> "dir/out.partial.png"; "dir/out" -> "dir/out.partial";
- * a leading dot of the name is not an extension (".cfg" -> ".cfg.partial"). */
+ * a leading dot of the name is not an extension (".cfg" -> ".cfg.partial").
+ * The result must fit in NAME_MAX like the final name: a name near the
+ * limit has its stem cut (else the rename fails with ENAMETOOLONG and the
+ * data stays in a hidden temp file). */
 static char *partial_name(const char *path)
 {
     const char *base = strrchr(path, '/');
     const char *dot;
+    size_t stem, extlen;
     base = base ? base + 1 : path;
     dot = strrchr(base, '.');
     if (!dot || dot == base)
-        dot = path + strlen(path);
-    return join3(path, (size_t)(dot - path), ".partial", 8, dot);
+        dot = base + strlen(base);
+    stem = (size_t)(dot - base);
+    extlen = strlen(dot);
+    if (stem + 8 + extlen > NAME_MAX) {
+        if (extlen + 8 >= NAME_MAX) { /* an absurd extension: cut it all */
+            dot = base + strlen(base);
+            extlen = 0;
+        }
+        stem = utf8_cut(base, NAME_MAX - 8 - extlen);
+    }
+    return join3(path, (size_t)(base - path) + stem, ".partial", 8, dot);
 }
 
 /* Temp template beside the final name: "dir/.out.png.XXXXXX.tmp". */
@@ -182,7 +209,7 @@ static char *temp_template(const char *path)
     dirlen = (size_t)(base - path);
     blen = strlen(base);
     if (blen > SO_TMP_BASE_MAX)
-        blen = SO_TMP_BASE_MAX;
+        blen = utf8_cut(base, SO_TMP_BASE_MAX);
     s = malloc(dirlen + 1 + blen + sizeof ".XXXXXX.tmp");
     if (!s)
         return NULL;

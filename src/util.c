@@ -19,6 +19,9 @@ int ge_verbose;
 
 /* Long enough for a path and a reason; longer lines are cut, not lost. */
 #define GE_MSG_MAX 4096
+/* A longer file name is shown as its first and last ~1000 bytes, so the
+ * reason after it still fits. */
+#define GE_FILE_SHOWN 2048
 
 // ---------------------------------------------------------------------------
 // Output of one line
@@ -51,16 +54,34 @@ static void append_clean(char *buf, size_t *len, size_t cap, const char *s)
 static void emit(const char *file, const char *fmt, va_list ap)
 {
     char buf[GE_MSG_MAX];
-    size_t len = 0;
+    size_t len = 0, start;
     int saved = errno;
 
     buf[0] = '\0';
     append_clean(buf, &len, sizeof buf, GE_PROG ": ");
     if (file) {
-        append_clean(buf, &len, sizeof buf, file);
+        size_t flen = strlen(file);
+        if (flen > GE_FILE_SHOWN) {
+            /* A path near PATH_MAX would push the reason off the line:
+             * show its start and its end (cut between characters). */
+            char part[GE_FILE_SHOWN / 2 + 1];
+            size_t head = GE_FILE_SHOWN / 2 - 2, tail = flen - (GE_FILE_SHOWN / 2 - 2);
+            while (head > 0 && ((unsigned char)file[head] & 0xC0) == 0x80)
+                head--;
+            while (tail < flen && ((unsigned char)file[tail] & 0xC0) == 0x80)
+                tail++;
+            memcpy(part, file, head);
+            part[head] = '\0';
+            append_clean(buf, &len, sizeof buf, part);
+            append_clean(buf, &len, sizeof buf, "...");
+            append_clean(buf, &len, sizeof buf, file + tail);
+        } else {
+            append_clean(buf, &len, sizeof buf, file);
+        }
         append_clean(buf, &len, sizeof buf, ": ");
     }
     /* Leave room for the newline. */
+    start = len;
     if (len + 1 < sizeof buf - 1) {
         int n = vsnprintf(buf + len, sizeof buf - 1 - len, fmt, ap);
         if (n > 0)
@@ -68,8 +89,15 @@ static void emit(const char *file, const char *fmt, va_list ap)
                                                     : sizeof buf - 2 - len;
     }
     /* Strip trailing newlines the caller may have added, then add one. */
-    while (len > 0 && buf[len - 1] == '\n')
+    while (len > start && buf[len - 1] == '\n')
         len--;
+    /* File names also reach the message through its arguments ("%s -> %s:
+     * ok", "kept as %s"): the same cleaning keeps it one line. */
+    for (size_t i = start; i < len; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (c < 0x20 || c == 0x7f)
+            buf[i] = '?';
+    }
     buf[len++] = '\n';
     write_all(STDERR_FILENO, buf, len);
     errno = saved;

@@ -585,6 +585,89 @@ static void test_signals(void)
           sig_stop);
 }
 
+/* Valid UTF-8 (each lead byte followed by its continuation bytes)? */
+static int valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2
+                : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0)
+            return 0;
+        p++;
+        for (; n > 0; n--, p++)
+            if ((*p & 0xC0) != 0x80)
+                return 0;
+    }
+    return 1;
+}
+
+/* Names near NAME_MAX (255 bytes): the temp name and NAME.partial.EXT
+ * must fit too, and a cut never splits a UTF-8 character. */
+static void test_long_names(void)
+{
+    char name[300], p[600], first[300];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 }, k = { 0, 1 };
+    const char *msg;
+    int rc, n;
+
+    /* 251 bytes + ".png" = 255: the longest name a filesystem allows */
+    clear_dir();
+    memset(name, 'a', 251);
+    memcpy(name + 251, ".png", 5);
+    path_in(p, sizeof p, name);
+    rc = so_open(&f, p, &o, NULL, 0);
+    n = count_entries(dir, first, sizeof first);
+    CHECK(rc == 0 && n == 1 && strlen(first) <= 255 && first[0] == '.',
+          "255-byte name: temp name fits", "rc=%d entries=%d len=%zu", rc, n,
+          strlen(first));
+    so_write(f, "x", 1);
+    rc = so_commit(&f);
+    CHECK(rc == 0 && access(p, F_OK) == 0 && count_entries(dir, NULL, 0) == 1,
+          "255-byte name: committed", "rc=%d", rc);
+
+    /* --keep-partial: "NAME.partial.png" would be 263 bytes */
+    clear_dir();
+    rc = so_open(&f, p, &k, NULL, 0);
+    so_write(f, "part", 4);
+    capture_start();
+    so_abort(&f);
+    msg = capture_end();
+    n = count_entries(dir, first, sizeof first);
+    CHECK(rc == 0 && n == 1 && strlen(first) == 255 &&
+              !strcmp(first + 255 - 12, ".partial.png") && first[0] == 'a',
+          "255-byte name, --keep-partial: stem cut, NAME.partial.png kept",
+          "entries=%d '%.20s...' (%zu bytes)", n, first, strlen(first));
+    CHECK(strstr(msg, "partial output kept as") && !strstr(msg, "cannot keep"),
+          "255-byte name, --keep-partial: one note", "'%.80s'", msg);
+
+    /* "x", 82 three-byte characters, ".png" = 251 bytes: the temp name is
+     * cut at 200 bytes and the partial's stem at 243, both inside a
+     * character */
+    clear_dir();
+    strcpy(name, "x");
+    for (int i = 0; i < 82; i++)
+        strcat(name, "\xe6\x97\xa5"); /* U+65E5 */
+    strcat(name, ".png");
+    path_in(p, sizeof p, name);
+    rc = so_open(&f, p, &k, NULL, 0);
+    n = count_entries(dir, first, sizeof first);
+    CHECK(rc == 0 && n == 1 && valid_utf8(first),
+          "long UTF-8 name: temp name cut on a character boundary",
+          "rc=%d entries=%d", rc, n);
+    so_write(f, "part", 4);
+    capture_start();
+    so_abort(&f);
+    capture_end();
+    n = count_entries(dir, first, sizeof first);
+    CHECK(n == 1 && valid_utf8(first) && strlen(first) <= 255 &&
+              strstr(first, ".partial.png"),
+          "long UTF-8 name, --keep-partial: partial name cut on a character "
+          "boundary", "entries=%d len=%zu", n, strlen(first));
+    clear_dir();
+}
+
 int main(void)
 {
     mode_t um;
@@ -601,6 +684,7 @@ int main(void)
     test_commit(um);
     test_exists();
     test_abort();
+    test_long_names();
     test_big_writes();
     test_same_file();
     test_dirs();

@@ -1,0 +1,253 @@
+#!/bin/sh
+# tests/soak/soak.sh — one long batch, memory watched (docs/RELIABILITY.md).
+#
+#   sh tests/soak/soak.sh                       CPU backend (about 1 min)
+#   BACKEND=gpu sh tests/soak/soak.sh           on the GPU machine
+#
+# Makes FILES inputs (default 1000): every 10th a video clip of 10 frames
+# (half FFV1 .mkv, half H.264 .mp4, cut from one ffmpeg run by the segment
+# muxer), the rest small images (PGM and grey/RGB/RGBA PNG, 16..MAXSIDE
+# pixels a side, tests/soak/make_inputs.py, python3 standard library), so
+# images and videos alternate through the sorted batch.  Then runs once
+#     gpuedge --backend=$BACKEND -o OUT --hist H.csv IN
+# sampling VmRSS (and VmHWM) from /proc/PID/status every 0.2 s into rss.csv
+# (and, with BACKEND=gpu and nvidia-smi, the process's GPU memory every
+# 200 ms into gpu.csv), and checks:
+#   - exit 0, one output per input (fNNNN.png / fNNNN.mkv), no temp file,
+#     H.csv with 1 row per image and 10 per clip;
+#   - SPOT random inputs (default 20, seeded) run again one by one: images
+#     equal bit for bit, videos packet for packet (ffmpeg -c copy -f
+#     framemd5: the .mkv container itself holds a random segment UID and a
+#     date), their H.csv rows identical;
+#   - memory flat: after a warm-up (the first WARMUP_PCT % of samples,
+#     default 10), max RSS in the last half <= 1.1 x max RSS in the first
+#     quarter + SLACK_KB (default 8192); the same for GPU memory (+ 64 MiB).
+# Prints the curve summary (start, after warm-up, end, max) and writes it,
+# with rss.csv, gpu.csv and gpuedge's stderr, to SOAK_DIR (build/soak).
+# Exit 0 when every check passed.  Inputs are removed unless KEEP=1, the
+# outputs too unless KEEP=1 or a check failed.
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$(pwd)
+GPUEDGE=${GPUEDGE:-./gpuedge}
+case $GPUEDGE in /*) ;; */*) GPUEDGE=$ROOT/$GPUEDGE ;; esac
+BACKEND=${BACKEND:-cpu}
+FILES=${FILES:-1000}
+MAXSIDE=${MAXSIDE:-1024}
+CLIP_SIZE=${CLIP_SIZE:-640x360}
+SEED=${SEED:-20261129}
+SPOT=${SPOT:-20}
+WARMUP_PCT=${WARMUP_PCT:-10}
+SLACK_KB=${SLACK_KB:-8192}
+GPU_SLACK_MB=${GPU_SLACK_MB:-64}
+D=${SOAK_DIR:-build/soak}
+case $D in /*) ;; *) D=$ROOT/$D ;; esac
+
+NFAIL=0
+ok() { echo "ok soak: $*"; }
+not_ok() {
+    echo "not ok soak: $*"
+    NFAIL=$((NFAIL + 1))
+}
+for tool in python3 ffmpeg awk; do
+    command -v $tool >/dev/null 2>&1 || { echo "skip soak: no $tool"; exit 0; }
+done
+[ -x "$GPUEDGE" ] || { not_ok "no $GPUEDGE (make first)"; exit 1; }
+[ -r /proc/self/status ] || { echo "skip soak: no /proc to sample"; exit 0; }
+
+IN=$D/in OUT=$D/out CHK=$D/check
+rm -rf "$IN" "$OUT" "$CHK" "$D"/*.csv "$D"/summary.txt "$D"/gpuedge.log
+mkdir -p "$IN" "$CHK" || exit 1
+GEPID= SMIPID=
+cleanup() {
+    [ -n "$GEPID" ] && kill "$GEPID" 2>/dev/null
+    [ -n "$SMIPID" ] && kill "$SMIPID" 2>/dev/null
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$IN" "$CHK"
+    # the outputs stay for a look when a check failed
+    [ "${KEEP:-0}" = 1 ] || [ "$NFAIL" -ne 0 ] || rm -rf "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+T0=$(date +%s)
+# ---- inputs
+nimg=$(python3 tests/soak/make_inputs.py "$IN" "$FILES" "$SEED" "$MAXSIDE") ||
+    { not_ok "make_inputs.py failed"; exit 1; }
+nvid=$((FILES / 10))
+nmkv=$((nvid / 2))
+nmp4=$((nvid - nmkv))
+seg() { # N CODEC-ARGS... : N clips of 10 frames into $D/seg_%03d.EXT
+    n=$1 ext=$2
+    shift 2
+    [ "$n" -gt 0 ] || return 0
+    cuts=$(awk -v n="$n" 'BEGIN { for (i = 1; i < n; i++) printf "%s%d", (i > 1 ? "," : ""), 10 * i }')
+    ffmpeg -nostdin -v error -f lavfi \
+        -i "testsrc2=s=$CLIP_SIZE:r=25,noise=alls=20:allf=t+u" -frames:v $((10 * n)) "$@" \
+        -f segment ${cuts:+-segment_frames "$cuts"} -reset_timestamps 1 "$D/seg_%03d.$ext"
+}
+seg "$nmkv" mkv -c:v ffv1 -g 1 || { not_ok "ffmpeg (mkv clips) failed"; exit 1; }
+i=0
+for f in "$D"/seg_*.mkv; do
+    [ -f "$f" ] || continue
+    mv "$f" "$IN/$(printf 'f%04d.mkv' $((20 * i + 9)))"
+    i=$((i + 1))
+done
+seg "$nmp4" mp4 -c:v libx264 -g 10 -keyint_min 10 -sc_threshold 0 -bf 0 -pix_fmt yuv420p ||
+    { not_ok "ffmpeg (mp4 clips) failed"; exit 1; }
+i=0
+for f in "$D"/seg_*.mp4; do
+    [ -f "$f" ] || continue
+    mv "$f" "$IN/$(printf 'f%04d.mp4' $((20 * i + 19)))"
+    i=$((i + 1))
+done
+ninputs=$(ls "$IN" | wc -l)
+T1=$(date +%s)
+echo "# soak: $ninputs inputs ($nimg images up to ${MAXSIDE}px, $nvid clips of 10 frames at $CLIP_SIZE) in $((T1 - T0)) s"
+[ "$ninputs" -eq "$FILES" ] || not_ok "$ninputs inputs made, expected $FILES"
+
+# ---- the run, sampled
+if [ "$BACKEND" = gpu ] && command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits -lms 200 \
+        >"$D/gpu.raw" 2>/dev/null &
+    SMIPID=$!
+fi
+read up0 _ </proc/uptime
+"$GPUEDGE" --backend="$BACKEND" -o "$OUT" --hist "$D/H.csv" "$IN" 2>"$D/gpuedge.log" &
+GEPID=$!
+RUNPID=$GEPID
+echo "t_s,rss_kb,hwm_kb,outputs" >"$D/rss.csv"
+while :; do
+    s=$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { if (r != "") print r "," h }' \
+        "/proc/$GEPID/status" 2>/dev/null)
+    [ -n "$s" ] || break # exited (a zombie has no VmRSS)
+    read up _ </proc/uptime
+    set -- "$OUT"/*
+    n=$#
+    [ -e "$1" ] || n=0
+    echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n" >>"$D/rss.csv"
+    sleep 0.2
+done
+wait "$GEPID"
+rc=$?
+GEPID=
+read up1 _ </proc/uptime
+wall=$(awk -v a="$up1" -v b="$up0" 'BEGIN { printf "%.1f", a - b }')
+if [ -n "$SMIPID" ]; then
+    kill "$SMIPID" 2>/dev/null
+    wait "$SMIPID" 2>/dev/null
+    SMIPID=
+fi
+
+# ---- checks
+[ "$rc" -eq 0 ] && ok "gpuedge exit 0 over $ninputs files in $wall s" ||
+    { not_ok "gpuedge exit $rc (see $D/gpuedge.log)"; tail -n 3 "$D/gpuedge.log" | sed 's/^/#   /'; }
+
+missing=0
+for f in "$IN"/*; do
+    b=${f##*/}
+    case $b in *.mkv | *.mp4) o=${b%.*}.mkv ;; *) o=${b%.*}.png ;; esac
+    [ -s "$OUT/$o" ] || missing=$((missing + 1))
+done
+stray=$(find "$OUT" -name '.*.tmp' -o -name '*.partial*' | wc -l)
+nout=$(ls "$OUT" | wc -l)
+[ "$missing" -eq 0 ] && [ "$stray" -eq 0 ] && [ "$nout" -eq "$ninputs" ] &&
+    ok "$nout outputs, one per input, no temp file" ||
+    not_ok "outputs: $missing missing, $stray temp/partial, $nout in $OUT"
+
+rows=$(awk '
+    FNR == 1 { next }
+    { n[$0 ~ /\.(mkv|mp4)",/ ? "v" : "i"]++ }
+    END { printf "%d %d", n["i"], n["v"] }' "$D/H.csv")
+want="$nimg $((nvid * 10))"
+[ "$rows" = "$want" ] && ok "H.csv: $nimg image rows and $((nvid * 10)) video rows" ||
+    not_ok "H.csv rows (images videos): $rows, expected $want"
+
+# spot checks: SPOT inputs picked with the seed, each run alone
+ls "$IN" | awk -v n="$SPOT" -v seed="$SEED" '
+    { f[NR] = $0 }
+    END { srand(seed); for (k = 0; k < n && k < NR; ) { i = int(rand() * NR) + 1
+          if (!(i in u)) { u[i] = 1; print f[i]; k++ } } }' >"$D/spot.txt"
+bad=
+while IFS= read -r b; do
+    case $b in *.mkv | *.mp4) o=${b%.*}.mkv ;; *) o=${b%.*}.png ;; esac
+    rm -f "$CHK/h.csv"
+    if ! "$GPUEDGE" --backend="$BACKEND" -q --hist "$CHK/h.csv" "$IN/$b" "$CHK/$o" 2>>"$D/gpuedge.log"; then
+        bad="$bad $b(exit)"
+        continue
+    fi
+    case $o in
+    *.mkv)
+        a=$(ffmpeg -nostdin -v error -i "$OUT/$o" -map 0:v -c copy -f framemd5 - | grep -v '^#')
+        c=$(ffmpeg -nostdin -v error -i "$CHK/$o" -map 0:v -c copy -f framemd5 - | grep -v '^#')
+        [ -n "$a" ] && [ "$a" = "$c" ] || bad="$bad $b(packets)"
+        ;;
+    *) cmp -s "$OUT/$o" "$CHK/$o" || bad="$bad $b(bytes)" ;;
+    esac
+    h1=$(grep -F "\"$IN/$b\"," "$D/H.csv")
+    h2=$(sed 1d "$CHK/h.csv")
+    [ -n "$h1" ] && [ "$h1" = "$h2" ] || bad="$bad $b(hist)"
+    rm -f "$CHK/$o"
+done <"$D/spot.txt"
+[ -z "$bad" ] && ok "$(wc -l <"$D/spot.txt" | tr -d ' ') random outputs equal a one-file run (bytes or packets, and H.csv rows)" ||
+    not_ok "spot checks differ:$bad"
+
+# flatness: AWK-SUMMARY CSV COLUMN LIMIT-FACTOR SLACK UNIT
+flat() {
+    awk -F, -v col="$2" -v wp="$WARMUP_PCT" -v slack="$3" -v unit="$4" '
+        NR == 1 { next }
+        { v[++n] = $col; t[n] = $1 }
+        END {
+            if (n < 8) { printf "FEW %d samples\n", n; exit }
+            w = int(n * wp / 100); if (w < 2) w = 2
+            m = n - w; q_end = w + int(m / 4); h_start = w + int(m / 2) + 1
+            lo1 = lo2 = -1
+            for (i = 1; i <= n; i++) {
+                if (v[i] > mx) mx = v[i]
+                if (i > w && i <= q_end && v[i] > q1) q1 = v[i]
+                if (i > w && i <= q_end && (lo1 < 0 || v[i] < lo1)) lo1 = v[i]
+                if (i >= h_start && v[i] > h2) h2 = v[i]
+                if (i >= h_start && (lo2 < 0 || v[i] < lo2)) lo2 = v[i]
+            }
+            lim = 1.1 * q1 + slack
+            # the floors (minima) are shown, not judged: a slow leak lifts
+            # them even while the working set swings with the image sizes
+            printf "%s %d samples; start %d, after warm-up (t=%.1f s) %d, end %d, max %d %s; " \
+                   "first quarter max %d (min %d), last half max %d (min %d), limit %d\n",
+                   (h2 <= lim ? "FLAT" : "GROWS"), n, v[1], t[w + 1], v[w + 1], v[n], mx, unit,
+                   q1, lo1, h2, lo2, lim
+        }' "$1"
+}
+r=$(flat "$D/rss.csv" 2 "$SLACK_KB" KiB)
+echo "# RSS: ${r#* }"
+case $r in
+FLAT*) ok "RSS flat after warm-up (${r#* })" ;;
+*) not_ok "RSS: $r" ;;
+esac
+gline=
+if [ -f "$D/gpu.raw" ]; then
+    # nvidia-smi lists every compute process: gpuedge's rows by its pid
+    awk -F', *' -v p="$RUNPID" '$1 == p && $2 ~ /^[0-9]+$/ { printf "%.1f,%d\n", 0.2 * k++, $2 }
+        BEGIN { print "t_s,gpu_mib" }' "$D/gpu.raw" >"$D/gpu.csv"
+    g=$(flat "$D/gpu.csv" 2 "$GPU_SLACK_MB" MiB)
+    gline="GPU memory: ${g#* }"
+    echo "# $gline"
+    case $g in
+    FLAT*) ok "GPU memory flat after warm-up (${g#* })" ;;
+    *) not_ok "GPU memory: $g" ;;
+    esac
+elif [ "$BACKEND" = gpu ]; then
+    echo "skip soak: GPU memory: no nvidia-smi"
+fi
+
+T2=$(date +%s)
+{
+    os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+    echo "soak $(date -u +%Y-%m-%d), ${os:-$(uname -s)} (kernel $(uname -r)), $(nproc) CPUs, backend $BACKEND"
+    echo "inputs: $ninputs ($nimg images up to ${MAXSIDE}px, $nvid clips x 10 frames at $CLIP_SIZE), made in $((T1 - T0)) s"
+    echo "gpuedge: exit $rc, $wall s"
+    echo "RSS: ${r#* }"
+    [ -n "$gline" ] && echo "$gline"
+    echo "script total: $((T2 - T0)) s; checks failed: $NFAIL"
+} >"$D/summary.txt"
+echo "# summary in $D/summary.txt; samples in $D/rss.csv"
+[ "$NFAIL" -eq 0 ]
