@@ -5,7 +5,12 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan
 #   make demo       install, build, and run gpuedge on a sample
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
+#   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
+#                   FUZZ_SECONDS (default 60); see README.md "Reliability"
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
+#   make valgrind   gpuedge under memcheck (slow; docs/RELIABILITY.md)
+#   make soak       1,000-file batch with RSS sampling (BACKEND=gpu on a GPU machine)
+#   make fuzz       libFuzzer harnesses (make fuzz-deps first; tests/fuzz/README.md)
 
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
@@ -74,7 +79,8 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all test check bench demo deps install uninstall clean samples gpu-tests
+.PHONY: all test check bench demo deps install uninstall clean samples gpu-tests valgrind soak \
+        fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG)
 
 $(PROG): $(BUILD)/src/main.o $(LIB)
@@ -138,6 +144,16 @@ demo: deps
 samples:
 	sh samples/make_samples.sh
 
+# Slow reliability checks, not part of `make test` (docs/RELIABILITY.md).
+RELIABILITY_DEB_PACKAGES = valgrind python3 $(DEB_PACKAGES)
+
+valgrind: $(PROG)
+	@sh tests/deps.sh $(RELIABILITY_DEB_PACKAGES)
+	@GPUEDGE=./$(PROG) sh tests/valgrind.sh
+
+soak: $(PROG)
+	@GPUEDGE=./$(PROG) sh tests/soak/soak.sh
+
 install: gpuedge
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1
 	install -m 755 gpuedge $(DESTDIR)$(BINDIR)/gpuedge
@@ -149,4 +165,68 @@ uninstall:
 clean:
 	rm -rf build tests/bin gpuedge
 
--include $(OBJS:.o=.d) $(BUILD)/src/main.d $(CUOBJS:.o=.d)
+# ---------------------------------------------------------------------------
+# Fuzzing (README.md "Reliability").  libFuzzer + ASan + UBSan with Debian's
+# clang; no CUDA.  Apart from `deps` so that `make test` needs no clang.
+#   make fuzz-deps                 install clang and its sanitizer runtimes
+#   make fuzz [FUZZ_SECONDS=60]    build, seed the corpora, run each harness
+#   make fuzz FUZZ_TARGETS=image FUZZ_ARGS=-runs=1000000
+FUZZ_DEB_PACKAGES = clang libclang-rt-14-dev $(DEB_PACKAGES) python3-pil
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= image cli video
+FUZZ_ARGS    ?=
+FUZZ_DIR      = build/fuzz
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer
+# -fwrapv: stb assumes wrap-around (stb_impl.c; its pragma is GCC's only).
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
+                -Isrc -Ikernels -Itests/fuzz $(PKG_CFLAGS)
+FUZZ_MAXLEN_image = 262144
+FUZZ_MAXLEN_cli   = 1024
+FUZZ_MAXLEN_video = 262144
+FUZZ_OBJS_image = src/image_io src/safeout src/util src/reference src/taps \
+                  third_party/stb_impl
+FUZZ_OBJS_cli   = src/cli src/util
+FUZZ_OBJS_video = src/video_io src/safeout src/util src/reference src/taps
+FUZZ_LIBS_video = $(PKG_LIBS)
+FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+
+# stb's warnings are theirs (-w), as in the main build.
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
+	    $(if $(filter third_party/%,$<),-w,-Wall -Wextra) -c -o $@ $<
+.PRECIOUS: $(FUZZ_DIR)/obj/%.o
+
+.SECONDEXPANSION:
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h \
+                    $$(addprefix $(FUZZ_DIR)/obj/,$$(addsuffix .o,$$(FUZZ_OBJS_$$*)))
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -fsanitize=fuzzer -o $@ $< \
+	    $(addprefix $(FUZZ_DIR)/obj/,$(addsuffix .o,$(FUZZ_OBJS_$*))) $(FUZZ_LIBS_$*) -lm
+
+fuzz-deps:
+	@sh tests/deps.sh $(FUZZ_DEB_PACKAGES)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-corpus:
+	@sh tests/fuzz/make_corpus.sh $(FUZZ_DIR)/seed
+
+# Each run: the seed corpus read, new inputs kept in corpus/NAME, crashes in
+# crashes/NAME; a finding stops that harness and make fails.
+fuzz: fuzz-build fuzz-corpus
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t || exit 1; \
+	    echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	        -max_len=$$(case $$t in image) echo $(FUZZ_MAXLEN_image);; \
+	                   cli) echo $(FUZZ_MAXLEN_cli);; *) echo $(FUZZ_MAXLEN_video);; esac) \
+	        -timeout=10 -rss_limit_mb=2048 -close_fd_mask=2 -print_final_stats=1 \
+	        -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ $(FUZZ_ARGS) \
+	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seed/$$t || exit 1; \
+	done
+
+-include $(OBJS:.o=.d) $(BUILD)/src/main.d $(CUOBJS:.o=.d) \
+         $(wildcard $(FUZZ_DIR)/obj/*/*.d)

@@ -300,15 +300,493 @@ static void pnm_fix(const pnm_info *p, img_image *img)
 }
 
 // ---------------------------------------------------------------------------
+// Guards for stb v2.27 bugs found by fuzzing (tests/fuzz, VERSIONS.md)
+
+/* JPEG DHT tables whose 16 code-length counts add up to more than 256
+ * symbols: stb v2.27's stbi__build_huffman writes past huffman.size[257]
+ * and the DHT reader past values[256] (upstream nothings/stb#1289 and
+ * #1291, fixed by PR #1297 in v2.28; Debian 12 ships v2.27).  Walks the
+ * file the way stbi__decode_jpeg_header / stbi__decode_jpeg_image do
+ * (marker, length-prefixed segment, entropy-coded data after SOS up to
+ * the next marker other than a stuffed 00 or an RST) and visits every DHT
+ * stb could reach; one that stb would overflow on refuses the file.
+ * Also refused: a scan that decodes with a Huffman table no DHT before it
+ * defined.  stb does not check this and decodes with the uninitialised
+ * table (its stbi__jpeg is malloc'ed), whose garbage sends
+ * stbi__jpeg_huff_decode's symbol index out of range: an assert, or an
+ * out-of-bounds read without asserts (the index check upstream added in
+ * PR #1297 for nothings/stb#1289 only bounds the read; the table stays
+ * undefined).  JPEG requires tables before use (only Motion-JPEG frames
+ * imply default ones, which stb does not supply either).
+ * Returns 0, -1 for an oversized table, -2 for an undefined one. */
+static int jpeg_guard(const unsigned char *d, size_t n)
+{
+    size_t pos = 0;
+    int m, dc_def = 0, ac_def = 0, progressive = -1;
+
+    /* stb: SOI first (after any 0xff fill), else not a JPEG */
+    if (n < 2 || d[0] != 0xff)
+        return 0;
+    while (pos < n && d[pos] == 0xff)
+        pos++;
+    if (pos >= n || d[pos] != 0xd8)
+        return 0;
+    pos++;
+    for (;;) {
+        size_t len, end;
+        /* next marker: stb skips stray bytes, then 0xff fill */
+        while (pos < n && d[pos] != 0xff)
+            pos++;
+        while (pos < n && d[pos] == 0xff)
+            pos++;
+        if (pos >= n)
+            return 0;
+        m = d[pos++];
+        if (m == 0xd9)                       /* EOI: stb reads no further */
+            return 0;
+        if (m == 0x00 || (m >= 0xd0 && m <= 0xd8) || m == 0x01)
+            continue;                        /* no length: stb fails or skips */
+        if (n - pos < 2)
+            return 0;
+        len = (size_t)d[pos] << 8 | d[pos + 1];
+        if (len < 2)
+            return 0;                        /* stb refuses it */
+        end = pos + len;
+        if (m == 0xc4) {                     /* DHT: stb reads table by table */
+            size_t p = pos + 2;
+            long left = (long)len - 2;
+            while (left > 0) {
+                int i, count = 0, q = p < n ? d[p] : 0;
+                p++;                         /* class and id */
+                if ((q >> 4) == 0 && (q & 15) <= 3)
+                    dc_def |= 1 << (q & 15);
+                else if ((q >> 4) == 1 && (q & 15) <= 3)
+                    ac_def |= 1 << (q & 15);
+                for (i = 0; i < 16; i++, p++)
+                    count += p < n ? d[p] : 0; /* stb reads 0 past the end */
+                if (count > 256)
+                    return -1;
+                p += (size_t)count;
+                left -= 17 + count;
+            }
+            if (left != 0)
+                return 0;                    /* stb fails the segment */
+            end = p;
+        }
+        if (m == 0xc0 || m == 0xc1 || m == 0xc2) /* the SOFs stb reads */
+            progressive = m == 0xc2;
+        if (m == 0xda && progressive >= 0 && pos + 2 < n) {
+            /* SOS: the tables its components decode with (stbi__decode_
+             * jpeg_image: every block uses both in a sequential scan; a
+             * progressive DC-first scan the DC one, an AC scan the AC one) */
+            int ns = d[pos + 2], i;
+            size_t sp = pos + 3 + 2 * (size_t)ns; /* Ss, Se, Ah|Al */
+            if (ns >= 1 && ns <= 4 && sp + 2 < n && len >= 6 + 2 * (size_t)ns) {
+                int ss = d[sp], ah = d[sp + 2] >> 4;
+                for (i = 0; i < ns; i++) {
+                    int sel = d[pos + 4 + 2 * i], td = sel >> 4, ta = sel & 15;
+                    int need_dc = !progressive || (ss == 0 && ah == 0);
+                    int need_ac = !progressive || ss != 0;
+                    if (td > 3 || ta > 3)
+                        continue;            /* stb refuses those */
+                    if ((need_dc && !(dc_def >> td & 1)) ||
+                        (need_ac && !(ac_def >> ta & 1)))
+                        return -2;
+                }
+            }
+        }
+        pos = end;
+        if (m == 0xda) {                     /* SOS: skip the entropy-coded data */
+            while (pos < n) {
+                size_t q;
+                if (d[pos] != 0xff) {
+                    pos++;
+                    continue;
+                }
+                for (q = pos; q < n && d[q] == 0xff; q++)
+                    ;
+                if (q < n && (d[q] == 0x00 || (d[q] >= 0xd0 && d[q] <= 0xd7))) {
+                    pos = q + 1;             /* stuffed byte or restart */
+                    continue;
+                }
+                break;                       /* a marker: the loop reads it */
+            }
+        }
+    }
+}
+
+/* Radiance HDR: stb v2.27 decodes RLE scanlines with stbi__get8, which
+ * returns 0 past the end of the data, and takes a 0 as an empty "dump"
+ * run: a file cut inside an RLE scanline loops forever (CVE-2021-42715,
+ * upstream nothings/stb#1224, fixed by PR #1223 in v2.28).  Replays stb's
+ * header and RLE parsing over the bytes (no pixels) and refuses a file
+ * whose RLE data would be read past its end.  Returns 0, or -1. */
+#define HDR_BUFLEN 1024 /* STBI__HDR_BUFLEN */
+
+typedef struct hdr_rd {
+    const unsigned char *d;
+    size_t n, pos;
+    int past_end;
+} hdr_rd;
+
+static int hdr_get8(hdr_rd *r)
+{
+    if (r->pos < r->n)
+        return r->d[r->pos++];
+    r->past_end = 1;
+    return 0;
+}
+
+/* stbi__hdr_gettoken, byte for byte (the last byte of the file is read
+ * but not kept, as stb does). */
+static const char *hdr_token(hdr_rd *r, char *buf)
+{
+    int len = 0;
+    char c = (char)hdr_get8(r);
+    while (r->pos < r->n && c != '\n') {
+        buf[len++] = c;
+        if (len == HDR_BUFLEN - 1) {
+            while (r->pos < r->n && hdr_get8(r) != '\n')
+                ;
+            break;
+        }
+        c = (char)hdr_get8(r);
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+static int hdr_guard(const unsigned char *d, size_t n)
+{
+    hdr_rd r = { d, n, 0, 0 };
+    char buf[HDR_BUFLEN];
+    char *t;
+    long width, height, j;
+    int valid = 0, k;
+
+    if (!((n >= 11 && !memcmp(d, "#?RADIANCE\n", 11)) ||
+          (n >= 7 && !memcmp(d, "#?RGBE\n", 7))))
+        return 0;
+    hdr_token(&r, buf);
+    for (;;) {
+        t = (char *)hdr_token(&r, buf);
+        if (!t[0])
+            break;
+        if (!strcmp(t, "FORMAT=32-bit_rle_rgbe"))
+            valid = 1;
+    }
+    if (!valid)
+        return 0;
+    t = (char *)hdr_token(&r, buf);
+    if (strncmp(t, "-Y ", 3))
+        return 0;
+    height = strtol(t + 3, &t, 10);
+    while (*t == ' ')
+        t++;
+    if (strncmp(t, "+X ", 3))
+        return 0;
+    width = strtol(t + 3, NULL, 10);
+    /* stb's own limits refuse the rest; flat data cannot loop */
+    if (width < 8 || width >= 32768 || height < 1 ||
+        height > (1L << 20) /* STBI_MAX_DIMENSIONS, stb_impl.c */)
+        return 0;
+    for (j = 0; j < height; j++) {
+        int c1 = hdr_get8(&r), c2 = hdr_get8(&r), len = hdr_get8(&r);
+        if (r.past_end)
+            return -1;
+        if (c1 != 2 || c2 != 2 || (len & 0x80))
+            return 0;            /* stb switches to flat data: finite */
+        len = len << 8 | hdr_get8(&r);
+        if (r.past_end)
+            return -1;
+        if (len != width)
+            return 0;            /* stb refuses it */
+        for (k = 0; k < 4; k++) {
+            long i = 0;
+            while (width - i > 0) {
+                int count = hdr_get8(&r);
+                if (count > 128) {
+                    hdr_get8(&r);
+                    count -= 128;
+                    if (count > width - i)
+                        return 0; /* stb refuses it */
+                } else {
+                    if (count > width - i)
+                        return 0;
+                    r.pos += (size_t)count <= r.n - r.pos ? (size_t)count
+                                                          : r.n - r.pos + 1;
+                    if (r.pos > r.n)
+                        r.past_end = 1;
+                }
+                if (r.past_end)
+                    return -1;
+                i += count;
+            }
+        }
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
 // Loading
+
+/* What decoding may allocate, all buffers together (img_set_decode_limit). */
+static size_t decode_limit = (size_t)INT_MAX;
+
+void img_set_decode_limit(size_t bytes)
+{
+    decode_limit = bytes ? bytes : (size_t)INT_MAX;
+}
+
+/* Bytes a pixel that stb v2.27 allocates besides the image it returns,
+ * for the formats whose working buffers outgrow the image (found by
+ * fuzzing: a 10-byte GIF header claiming 17993x14136 pixels made stb
+ * allocate and clear 2.3 GB, 9 bytes a pixel, before reading any image
+ * data, where the check on the returned image alone saw 1 GB):
+ *   GIF  background (4) and history (1) beside the RGBA image
+ *   HDR  float RGB (12) before the conversion to 8 bits
+ *   PIC  RGBA (4) before the conversion to RGB
+ * The others decode into the image or through smaller buffers (PSD
+ * returns the RGBA it decodes into). */
+static size_t stb_work_per_px(const unsigned char *d, size_t n)
+{
+    if (n >= 6 && (!memcmp(d, "GIF87a", 6) || !memcmp(d, "GIF89a", 6)))
+        return 5;
+    if ((n >= 11 && !memcmp(d, "#?RADIANCE\n", 11)) ||
+        (n >= 7 && !memcmp(d, "#?RGBE\n", 7)))
+        return 12;
+    if (n >= 92 && !memcmp(d, "\x53\x80\xf6\x34", 4) && !memcmp(d + 88, "PICT", 4))
+        return 4;   /* the RGBA asked for (is_pic), beside an RGB image */
+    return 0;
+}
+
+/* Softimage PIC: when stbi__pic_load_core fails, stb v2.27 frees the
+ * image and passes NULL on to stbi__convert_format, which dereferences it
+ * (or, asked for the file's own channel count before knowing it, asserts):
+ * CVE-2023-43898, upstream nothings/stb#1452, fix proposed in PR #1454,
+ * not in any release.  Asked for 4 channels, convert_format has nothing
+ * to do and returns the NULL, a clean failure; an RGB file then comes back
+ * as RGBA with alpha 255, and pic_to_rgb drops that channel, which is what
+ * stb's own 4-to-3 conversion does. */
+static int is_pic(const unsigned char *d, size_t n)
+{
+    return n >= 92 && !memcmp(d, "\x53\x80\xf6\x34", 4) &&
+           !memcmp(d + 88, "PICT", 4);
+}
+
+static void pic_to_rgb(img_image *img)
+{
+    unsigned char *p = img->pixels;
+    size_t i, n = (size_t)img->width * (size_t)img->height;
+    if (img->channels != 3 || img->bytes_per_sample != 1)
+        return;
+    for (i = 0; i < n; i++) {
+        p[3 * i] = p[4 * i];
+        p[3 * i + 1] = p[4 * i + 1];
+        p[3 * i + 2] = p[4 * i + 2];
+    }
+}
+
+/* Decodes n bytes at data; `name` is used in messages only. */
+static int decode_mem(const unsigned char *data, size_t size,
+                      const char *name, img_image *img)
+{
+    size_t bytes;
+    pnm_info pnm;
+    int w = 0, h = 0, comp = 0, is16, len;
+
+    if (size == 0) {
+        load_error(name, "file is empty");
+        return -1;
+    }
+    /* stb takes the length as int. */
+    if (size > (size_t)INT_MAX) {
+        load_error(name, "file too large");
+        return -1;
+    }
+    len = (int)size;
+
+    switch (pnm_parse(data, size, &pnm)) {
+    case -1:
+        load_error(name, "corrupt PNM header");
+        return -1;
+    case 1:
+        if (pnm.maxval == 0 || pnm.width <= 0 || pnm.height <= 0) {
+            load_error(name, "corrupt PNM header");
+            return -1;
+        }
+        break;
+    default:
+        break;
+    }
+
+    switch (jpeg_guard(data, size)) {
+    case -1:
+        load_error(name, "corrupt JPEG (bad Huffman table)");
+        return -1;
+    case -2:
+        load_error(name, "corrupt JPEG (undefined Huffman table)");
+        return -1;
+    default:
+        break;
+    }
+    if (hdr_guard(data, size) != 0) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+    if (!stbi_info_from_memory(data, len, &w, &h, &comp)) {
+        stb_error(name);
+        return -1;
+    }
+    is16 = stbi_is_16_bit_from_memory(data, len);
+    if (w <= 0 || h <= 0 || comp < 1 || comp > 4) {
+        load_error(name, "image has no pixels");
+        return -1;
+    }
+    /* stb's own ceiling is INT_MAX bytes; refuse before it allocates.
+     * The decode budget (img_set_decode_limit) counts the decoder's
+     * working buffers too (stb_work_per_px). */
+    bytes = (size_t)w * (size_t)h;
+    if (bytes > (size_t)INT_MAX / (size_t)comp / (is16 ? 2u : 1u) ||
+        bytes > decode_limit / ((size_t)comp * (is16 ? 2u : 1u) +
+                                stb_work_per_px(data, size))) {
+        ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
+        return -1;
+    }
+    bytes *= (size_t)comp * (is16 ? 2u : 1u);
+    if (pnm.is_pnm && size - pnm.data_off < bytes) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+
+    if (is16)
+        img->pixels = stbi_load_16_from_memory(data, len, &img->width,
+                                               &img->height, &img->channels, 0);
+    else
+        /* PIC: RGBA from stb, see pic_to_rgb */
+        img->pixels = stbi_load_from_memory(data, len, &img->width,
+                                            &img->height, &img->channels,
+                                            is_pic(data, size) ? 4 : 0);
+    if (!img->pixels) {
+        stb_error(name);
+        return -1;
+    }
+    img->bytes_per_sample = is16 ? 2 : 1;
+    if (img->width != w || img->height != h || img->channels != comp) {
+        /* info and load disagreeing means a decoder bug; do not trust it. */
+        load_error(name, "damaged or unsupported image data");
+        return -1;
+    }
+    if (pnm.is_pnm)
+        pnm_fix(&pnm, img);
+    if (is_pic(data, size))
+        pic_to_rgb(img);
+    return 0;
+}
+
+/* PNG, two things stb v2.27 does with IDAT chunks (found by tests/fuzz;
+ * no upstream report that we know of):
+ *  - an IDAT of length 0 before any image data is read as memcpy(NULL, p,
+ *    0) (stbi__getn into a z->idata not yet allocated): undefined
+ *    behaviour (UBSan: null pointer passed as argument 1) that a compiler
+ *    may use to drop stb's later NULL checks.  An empty IDAT adds nothing
+ *    to the image, so a copy without the empty ones decodes the same;
+ *  - an IDAT whose length runs past the end of the file makes stb grow
+ *    its buffer to that length (up to 2 GiB for a 200-byte file) before
+ *    finding the data missing.  Such a file fails in stb anyway ("outofdata",
+ *    "file is truncated"); we say so before the allocation.
+ * png_scan walks the chunks as stb does (length, type, data, CRC
+ * unchecked) up to IEND or the first chunk that does not fit.  Returns -1
+ * for a truncated IDAT, else 0 with the number of empty IDATs in *empty. */
+static int png_scan(const unsigned char *d, size_t n, size_t *empty)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    size_t pos;
+
+    *empty = 0;
+    if (n < 8 || memcmp(d, sig, 8))
+        return 0;
+    for (pos = 8; n - pos >= 8; ) {
+        size_t len = (size_t)d[pos] << 24 | (size_t)d[pos + 1] << 16 |
+                     (size_t)d[pos + 2] << 8 | d[pos + 3];
+        int idat = !memcmp(d + pos + 4, "IDAT", 4);
+        if (len > n - pos - 8)
+            return idat ? -1 : 0;  /* stb fails at this chunk either way */
+        if (len == 0 && idat)
+            (*empty)++;
+        if (!memcmp(d + pos + 4, "IEND", 4) || n - pos - 8 - len < 4)
+            return 0;
+        pos += 12 + len;
+    }
+    return 0;
+}
+
+/* A copy of the PNG without its empty IDAT chunks (png_scan's walk), or
+ * NULL when out of memory (stb then gets the original). */
+static unsigned char *png_strip_empty_idat(const unsigned char *d, size_t n,
+                                           size_t *out_n)
+{
+    unsigned char *c = malloc(n);
+    size_t pos, o = 8;
+
+    if (!c)
+        return NULL;
+    memcpy(c, d, 8);
+    for (pos = 8; n - pos >= 12; ) {
+        size_t len = (size_t)d[pos] << 24 | (size_t)d[pos + 1] << 16 |
+                     (size_t)d[pos + 2] << 8 | d[pos + 3];
+        int iend = !memcmp(d + pos + 4, "IEND", 4);
+        if (len > n - pos - 12)
+            break;
+        if (len != 0 || memcmp(d + pos + 4, "IDAT", 4)) {
+            memcpy(c + o, d + pos, 12 + len);
+            o += 12 + len;
+        }
+        pos += 12 + len;
+        if (iend)
+            break;
+    }
+    memcpy(c + o, d + pos, n - pos); /* what follows, as it was */
+    *out_n = o + (n - pos);
+    return c;
+}
+
+int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
+{
+    if (!img)
+        return -1;
+    memset(img, 0, sizeof *img);
+    if (!name)
+        name = "(memory)";
+    if (!buf && n) {
+        load_error(name, strerror(EINVAL));
+        return -1;
+    }
+    {
+        size_t cn = 0, empty = 0;
+        unsigned char *copy = NULL;
+        if (buf && png_scan(buf, n, &empty) < 0) {
+            load_error(name, "file is truncated");
+            return -1;
+        }
+        if (empty)
+            copy = png_strip_empty_idat(buf, n, &cn);
+        int rc = copy ? decode_mem(copy, cn, name, img) : decode_mem(buf, n, name, img);
+        free(copy);
+        if (rc != 0) {
+            img_free(img);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 int img_load(const char *path, img_image *img)
 {
     unsigned char *data = NULL;
-    size_t size = 0, bytes;
+    size_t size = 0;
     const char *why = NULL;
-    pnm_info pnm;
-    int w = 0, h = 0, comp = 0, is16, rc = -1, len;
+    int rc;
 
     if (!img)
         return -1;
@@ -321,66 +799,8 @@ int img_load(const char *path, img_image *img)
         load_error(path, why ? why : "read failed");
         return -1;
     }
-    len = (int)size;
-
-    switch (pnm_parse(data, size, &pnm)) {
-    case -1:
-        load_error(path, "corrupt PNM header");
-        goto end;
-    case 1:
-        if (pnm.maxval == 0 || pnm.width <= 0 || pnm.height <= 0) {
-            load_error(path, "corrupt PNM header");
-            goto end;
-        }
-        break;
-    default:
-        break;
-    }
-
-    if (!stbi_info_from_memory(data, len, &w, &h, &comp)) {
-        stb_error(path);
-        goto end;
-    }
-    is16 = stbi_is_16_bit_from_memory(data, len);
-    if (w <= 0 || h <= 0 || comp < 1 || comp > 4) {
-        load_error(path, "image has no pixels");
-        goto end;
-    }
-    /* stb's own ceiling is INT_MAX bytes; refuse before it allocates. */
-    bytes = (size_t)w * (size_t)h;
-    if (bytes > (size_t)INT_MAX / (size_t)comp / (is16 ? 2u : 1u)) {
-        ge_err(path, "cannot read image: image too large (%dx%d)", w, h);
-        goto end;
-    }
-    bytes *= (size_t)comp * (is16 ? 2u : 1u);
-    if (pnm.is_pnm && size - pnm.data_off < bytes) {
-        load_error(path, "file is truncated");
-        goto end;
-    }
-
-    if (is16)
-        img->pixels = stbi_load_16_from_memory(data, len, &img->width,
-                                               &img->height, &img->channels, 0);
-    else
-        img->pixels = stbi_load_from_memory(data, len, &img->width,
-                                            &img->height, &img->channels, 0);
-    if (!img->pixels) {
-        stb_error(path);
-        goto end;
-    }
-    img->bytes_per_sample = is16 ? 2 : 1;
-    if (img->width != w || img->height != h || img->channels != comp) {
-        /* info and load disagreeing means a decoder bug; do not trust it. */
-        load_error(path, "damaged or unsupported image data");
-        goto end;
-    }
-    if (pnm.is_pnm)
-        pnm_fix(&pnm, img);
-    rc = 0;
-end:
+    rc = img_load_mem(data, size, path, img);
     free(data);
-    if (rc != 0)
-        img_free(img);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #ifndef GPUEDGE_IMAGE_IO_H
 #define GPUEDGE_IMAGE_IO_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "edge.h"
 #include "safeout.h"
@@ -29,6 +30,15 @@ int img_probe(const char *path);
 /* Loads path; on failure prints "gpuedge: PATH: cannot read image: WHY"
  * and returns -1 with *img zeroed. */
 int img_load(const char *path, img_image *img);
+/* The same for n bytes in memory (what img_load does after reading the
+ * file; the fuzz harness calls it directly).  `name` (NULL: "(memory)")
+ * only labels the messages; buf is not kept. */
+int img_load_mem(const void *buf, size_t n, const char *name, img_image *img);
+/* Caps what decoding one image may allocate (the image and the decoder's
+ * working buffers, estimated per format); larger images fail with "image
+ * too large".  0 restores the default, INT_MAX bytes (stb's ceiling).
+ * Set it before loading starts (not synchronised). */
+void img_set_decode_limit(size_t bytes);
 void img_free(img_image *img);
 /* Describes a loaded image as a frame (gain S16 for 16-bit). */
 ge_frame img_as_frame(const img_image *img);

@@ -514,6 +514,10 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
     }
+    if (mem && mem_n == 0) {
+        ge_err(path, "cannot open video: file is empty"); /* as vid_open says */
+        goto fail;
+    }
     if (mem) {
         /* Our AVIOContext: avformat_close_input leaves it to vid_close
          * (AVFMT_FLAG_CUSTOM_IO); the name only hints the demuxer. */
