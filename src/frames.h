@@ -55,7 +55,8 @@ typedef struct sink_frame {
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a
  * failed file is recorded by the sink, not fatal) and adds its host time to
- * *write_ms.  finish() completes whatever is still open, or abandons it
+ * *write_ms (or sets it negative when the write goes on in the background
+ * and the sink reports its time itself).  finish() completes whatever is still open, or abandons it
  * when `abandon` is set (a fatal error or an interruption): 0 or -1. */
 typedef struct frame_sink {
     void *ctx;

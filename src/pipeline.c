@@ -294,7 +294,7 @@ static void *writer_thread(void *arg)
             double wms = 0;
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
                 eng_fail(e);
-            if (o->report)
+            if (o->report && wms >= 0)
                 rep_add(o->report, REP_WRITE, wms);
         }
         q_push(&e->free_out, s);
@@ -668,7 +668,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                 ret = -1;
                 break;
             }
-            if (o->report)
+            if (o->report && wms >= 0)
                 rep_add(o->report, REP_WRITE, wms);
         }
     }

@@ -22,26 +22,32 @@ const char *rep_stage_name(int stage)
 void rep_init(rep_stats *r)
 {
     memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
 }
 
 void rep_free(rep_stats *r)
 {
     for (int i = 0; i < REP_NSTAGES; i++)
         free(r->ms[i]);
+    pthread_mutex_destroy(&r->mu);
     memset(r, 0, sizeof *r);
 }
 
 void rep_add(rep_stats *r, int stage, double ms)
 {
+    pthread_mutex_lock(&r->mu);
     if (r->n[stage] == r->cap[stage]) {
         size_t cap = r->cap[stage] ? 2 * r->cap[stage] : 64;
         double *p = realloc(r->ms[stage], cap * sizeof *p);
-        if (!p)
+        if (!p) {
+            pthread_mutex_unlock(&r->mu);
             return; /* a report short of samples beats a failed run */
+        }
         r->ms[stage] = p;
         r->cap[stage] = cap;
     }
     r->ms[stage][r->n[stage]++] = ms;
+    pthread_mutex_unlock(&r->mu);
 }
 
 static int cmp_double(const void *a, const void *b)

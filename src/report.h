@@ -4,6 +4,7 @@
 #ifndef GPUEDGE_REPORT_H
 #define GPUEDGE_REPORT_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,10 +21,12 @@ typedef struct rep_stats {
     const char *backend;   /* "gpu" / "cpu" */
     const char *path;      /* "staged" / "fused" / "cpu" */
     char device[256];
+    pthread_mutex_t mu; /* rep_add is called from several threads */
 } rep_stats;
 
 void rep_init(rep_stats *r);
 void rep_free(rep_stats *r);
+/* Thread-safe. */
 void rep_add(rep_stats *r, int stage, double ms);
 /* Writes the report (text or JSON, C locale numbers) to fp. */
 void rep_print(const rep_stats *r, int json, FILE *fp);

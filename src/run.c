@@ -20,6 +20,7 @@
 #include "safeout.h"
 #include "util.h"
 #include "video_io.h"
+#include "workpool.h"
 
 #include <libavutil/avutil.h>
 
@@ -60,7 +61,26 @@ typedef struct run_ctx {
     int sink_failed;
     int progress;
     double last_progress, job_t0;
+    /* images are decoded ahead and encoded behind by pools of threads
+     * (stb works on one image per thread) */
+    workpool *dec_pool, *enc_pool;
+    struct prefetch *pf;  /* one per job; only image jobs are used */
+    int pf_cursor;        /* next job to consider for decoding ahead */
+    int pf_outstanding, pf_max;
+    pthread_mutex_t pf_mu;
+    pthread_cond_t pf_cv;
+    rep_stats *rep;
 } run_ctx;
+
+/* An image decoded ahead by the decode pool. */
+typedef struct prefetch {
+    run_ctx *c;
+    int job;
+    int state;        /* 0 not asked, 1 queued, 2 done (under pf_mu) */
+    int ok;
+    img_image img;
+    double ms;
+} prefetch;
 
 /* ------------------------------------------------------------------------ */
 /* the job list                                                              */
@@ -423,12 +443,91 @@ static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
     return 1;
 }
 
+static void decode_task(void *arg)
+{
+    prefetch *t = arg;
+    run_ctx *c = t->c;
+    double t0 = ge_now();
+    int ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
+    pthread_mutex_lock(&c->pf_mu);
+    t->ok = ok;
+    t->ms = (ge_now() - t0) * 1e3;
+    t->state = 2;
+    pthread_cond_broadcast(&c->pf_cv);
+    pthread_mutex_unlock(&c->pf_mu);
+}
+
+/* Keeps up to pf_max images decoding ahead of the source's cursor.  Only
+ * the decode thread calls it. */
+static void prefetch_more(run_ctx *c)
+{
+    if (!c->dec_pool)
+        return;
+    if (c->pf_cursor < c->next_job)
+        c->pf_cursor = c->next_job;
+    while (c->pf_outstanding < c->pf_max && c->pf_cursor < c->njobs && !sig_stopped()) {
+        int ji = c->pf_cursor++;
+        job *j = &c->jobs[ji];
+        prefetch *t = &c->pf[ji];
+        if (j->state != JOB_PENDING || j->video_in)
+            continue;
+        t->c = c;
+        t->job = ji;
+        t->state = 1; /* no worker has it yet: no lock needed */
+        if (wp_submit(c->dec_pool, decode_task, t)) {
+            t->state = 0;
+            break;
+        }
+        c->pf_outstanding++;
+    }
+}
+
+/* Image job ji as a frame: decoded ahead by the pool when there is one. */
+static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
+{
+    job *j = &c->jobs[ji];
+    prefetch *t = c->pf ? &c->pf[ji] : NULL;
+    size_t bytes;
+    int ok, queued = 0;
+    if (t) {
+        pthread_mutex_lock(&c->pf_mu);
+        queued = t->state != 0;
+        while (t->state == 1)
+            pthread_cond_wait(&c->pf_cv, &c->pf_mu);
+        pthread_mutex_unlock(&c->pf_mu);
+    }
+    if (!queued)
+        return image_frame(j, ji, fr, buf);
+    c->pf_outstanding--;
+    t->state = 0;
+    if (!t->ok)
+        return 0;
+    bytes = (size_t)t->img.width * t->img.height * t->img.channels * t->img.bytes_per_sample;
+    ok = host_buf_reserve(buf, bytes) == 0;
+    if (ok) {
+        memcpy(buf->p, t->img.pixels, bytes);
+        fr->f = img_as_frame(&t->img);
+        fr->f.data = buf->p;
+        fr->job = ji;
+        fr->index = 0;
+        fr->pts = -1;
+        fr->ts = INT64_MIN;
+        fr->duration = 0;
+        fr->decode_ms = t->ms;
+    } else {
+        ge_err(j->input, "out of memory for a %dx%d image", t->img.width, t->img.height);
+    }
+    img_free(&t->img);
+    return ok;
+}
+
 /* The frame source (decode thread): every pending job in order, images
  * through stb, videos through libav frame by frame.  A bad file is
  * reported, marked (src_failed) and skipped; the batch goes on. */
 static int media_next(void *ctx, src_frame *fr, host_buf *buf)
 {
     run_ctx *c = ctx;
+    prefetch_more(c);
     for (;;) {
         if (sig_stopped()) {
             vid_close(&c->vr);
@@ -469,7 +568,9 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         if (j->state != JOB_PENDING)
             continue;
         if (!j->video_in) {
-            if (image_frame(j, ji, fr, buf))
+            int got = image_job_frame(c, ji, fr, buf);
+            prefetch_more(c);
+            if (got)
                 return 1;
             j->src_failed = 1;
             continue;
@@ -591,6 +692,56 @@ static void close_output(run_ctx *c, int abandon)
     c->sink_failed = 0;
 }
 
+/* An image encoded behind the sink by the encode pool. */
+typedef struct enc_task {
+    run_ctx *c;
+    int job;
+    int width, height;
+    uint8_t edge[]; /* width * height */
+} enc_task;
+
+static void encode_task(void *arg)
+{
+    enc_task *t = arg;
+    run_ctx *c = t->c;
+    job *j = &c->jobs[t->job];
+    sink_frame fr = {.job = t->job, .width = t->width, .height = t->height, .edge = t->edge};
+    double t0 = ge_now();
+    int r = write_image(c, j->output, j->fmt, &fr);
+    /* each image job has one frame: no other thread touches this job */
+    if (r == 0) {
+        j->state = JOB_OK;
+        j->frames = 1;
+        if (c->batch && !ge_quiet)
+            ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, t->width, t->height);
+    } else if (r < 0) {
+        j->state = JOB_FAILED;
+    }
+    if (c->rep)
+        rep_add(c->rep, REP_WRITE, (ge_now() - t0) * 1e3);
+    free(t);
+}
+
+/* Hands an image job's edge map to the encode pool (a copy: the engine's
+ * slot goes back at once).  0 queued, -1 not (encode it here). */
+static int encode_behind(run_ctx *c, const sink_frame *fr)
+{
+    size_t n = (size_t)fr->width * fr->height;
+    enc_task *t;
+    if (!c->enc_pool || !(t = malloc(sizeof *t + n)))
+        return -1;
+    t->c = c;
+    t->job = fr->job;
+    t->width = fr->width;
+    t->height = fr->height;
+    memcpy(t->edge, fr->edge, n);
+    if (wp_submit(c->enc_pool, encode_task, t)) {
+        free(t);
+        return -1;
+    }
+    return 0;
+}
+
 /* The frame sink (writer thread). */
 static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
 {
@@ -612,7 +763,13 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
     }
     switch (j->out_kind) {
     case OUT_IMAGE: {
-        int r = write_image(c, j->output, j->fmt, fr);
+        int r;
+        if (encode_behind(c, fr) == 0) {
+            c->sink_job = -1;
+            *write_ms = -1; /* the encode task reports its own time */
+            return 0;
+        }
+        r = write_image(c, j->output, j->fmt, fr);
         if (r == 0) {
             j->state = JOB_OK;
             j->frames = 1;
@@ -682,6 +839,8 @@ static int media_finish(void *ctx, int abandon)
 {
     run_ctx *c = ctx;
     close_output(c, abandon);
+    if (c->enc_pool)
+        wp_wait(c->enc_pool); /* every queued image written (or abandoned) */
     return 0;
 }
 
@@ -741,6 +900,8 @@ int run_main(cli_opts *o)
     double t0;
 
     memset(&c, 0, sizeof c);
+    pthread_mutex_init(&c.pf_mu, NULL);
+    pthread_cond_init(&c.pf_cv, NULL);
     memset(&po, 0, sizeof po);
     memset(&chk, 0, sizeof chk);
     rep_init(&rep);
@@ -790,10 +951,24 @@ int run_main(cli_opts *o)
         goto end;
     }
 
+    /* Several images: decode ahead and encode behind on all cores (stb is
+     * single-threaded per image).  Best effort: without the pools (no
+     * memory or threads) images are decoded and encoded in line. */
+    if (c.njobs > 1) {
+        int n = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        n = n < 1 ? 1 : n > 32 ? 32 : n;
+        c.pf = calloc((size_t)c.njobs, sizeof *c.pf);
+        c.pf_max = 2 * n;
+        if (c.pf && (c.dec_pool = wp_create(n, c.pf_max)))
+            c.enc_pool = wp_create(n, 2 * n);
+    }
+    c.rep = po.report;
+
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
     r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
+    wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;
     /* An engine that stopped early (a signal, a failed sink) never asked
      * the source for the end of the video it was reading: close it here,
@@ -837,6 +1012,14 @@ int run_main(cli_opts *o)
         status = GE_EXIT_OK;
 end:
     so_abort(&c.hist);
+    wp_destroy(&c.enc_pool);
+    wp_destroy(&c.dec_pool); /* images still decoding ahead finish first */
+    for (int i = 0; c.pf && i < c.njobs; i++)
+        if (c.pf[i].state == 2 && c.pf[i].ok)
+            img_free(&c.pf[i].img);
+    free(c.pf);
+    pthread_mutex_destroy(&c.pf_mu);
+    pthread_cond_destroy(&c.pf_cv);
     for (int i = 0; i < c.njobs; i++) {
         free(c.jobs[i].input);
         free(c.jobs[i].output);
