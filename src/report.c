@@ -29,6 +29,9 @@ void rep_free(rep_stats *r)
 {
     for (int i = 0; i < REP_NSTAGES; i++)
         free(r->ms[i]);
+    for (size_t i = 0; i < r->nfiles; i++)
+        free(r->files[i].name);
+    free(r->files);
     pthread_mutex_destroy(&r->mu);
     memset(r, 0, sizeof *r);
 }
@@ -47,6 +50,28 @@ void rep_add(rep_stats *r, int stage, double ms)
         r->cap[stage] = cap;
     }
     r->ms[stage][r->n[stage]++] = ms;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void rep_add_file(rep_stats *r, const char *name, long frames, double seconds)
+{
+    char *n;
+    pthread_mutex_lock(&r->mu);
+    if (r->nfiles == r->capfiles) {
+        size_t cap = r->capfiles ? 2 * r->capfiles : 16;
+        struct rep_file *p = realloc(r->files, cap * sizeof *p);
+        if (!p)
+            goto end;
+        r->files = p;
+        r->capfiles = cap;
+    }
+    if ((n = strdup(name))) {
+        r->files[r->nfiles].name = n;
+        r->files[r->nfiles].frames = frames;
+        r->files[r->nfiles].seconds = seconds;
+        r->nfiles++;
+    }
+end:
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -148,6 +173,17 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
                     "\"stage_sum_ms\":%.6f,\"fps\":%.3f,\"mpx_per_s\":%.3f,\"bound_by\":",
                 r->frames, r->pixels, r->wall_s, sum, fps, mpx);
         json_string(fp, bound >= 0 ? stage_names[bound] : "");
+        if (r->nfiles) {
+            fprintf(fp, ",\"files\":[");
+            for (size_t i = 0; i < r->nfiles; i++) {
+                const struct rep_file *f = &r->files[i];
+                fprintf(fp, "%s{\"file\":", i ? "," : "");
+                json_string(fp, f->name);
+                fprintf(fp, ",\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.3f}", f->frames,
+                        f->seconds, f->seconds > 0 ? f->frames / f->seconds : 0);
+            }
+            fprintf(fp, "]");
+        }
         fprintf(fp, "}\n");
         return;
     }
@@ -169,4 +205,13 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             r->frames, r->pixels, r->wall_s, sum / 1e3, fps, mpx);
     if (bound >= 0)
         fprintf(fp, "  bound by: %s\n", stage_names[bound]);
+    if (r->nfiles) {
+        fprintf(fp, "  per file (decode start to output committed; files overlap):\n");
+        fprintf(fp, "  %8s %10s %10s  %s\n", "frames", "seconds", "fps", "file");
+        for (size_t i = 0; i < r->nfiles; i++) {
+            const struct rep_file *f = &r->files[i];
+            fprintf(fp, "  %8ld %10.4f %10.2f  %s\n", f->frames, f->seconds,
+                    f->seconds > 0 ? f->frames / f->seconds : 0, f->name);
+        }
+    }
 }

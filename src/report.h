@@ -22,12 +22,18 @@ typedef struct rep_stats {
     const char *path;      /* "staged" / "fused" / "cpu" */
     char device[256];
     pthread_mutex_t mu; /* rep_add is called from several threads */
+    /* per file of a batch: frames and seconds from its decoding's start
+     * to its output's commit (files overlap in the pipeline) */
+    struct rep_file { char *name; long frames; double seconds; } *files;
+    size_t nfiles, capfiles;
 } rep_stats;
 
 void rep_init(rep_stats *r);
 void rep_free(rep_stats *r);
 /* Thread-safe. */
 void rep_add(rep_stats *r, int stage, double ms);
+/* Adds a file's line (batches); name is copied. */
+void rep_add_file(rep_stats *r, const char *name, long frames, double seconds);
 /* Writes the report (text or JSON, C locale numbers) to fp. */
 void rep_print(const rep_stats *r, int json, FILE *fp);
 const char *rep_stage_name(int stage);

@@ -39,6 +39,8 @@ typedef struct job {
     long frames;       /* written (sink thread) */
     long decoded;      /* decoded (source thread) */
     long total;        /* expected frames (progress), 0 unknown */
+    double t_begin;    /* decoding began (source side) */
+    double t_end;      /* output complete (sink side) */
     AVRational tb, fps;
 } job;
 
@@ -422,6 +424,7 @@ static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
     img_image img;
     double t0 = ge_now();
     size_t bytes;
+    j->t_begin = t0;
     if (img_load(j->input, &img))
         return 0;
     bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
@@ -448,7 +451,9 @@ static void decode_task(void *arg)
     prefetch *t = arg;
     run_ctx *c = t->c;
     double t0 = ge_now();
-    int ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
+    int ok;
+    c->jobs[t->job].t_begin = t0;
+    ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
     pthread_mutex_lock(&c->pf_mu);
     t->ok = ok;
     t->ms = (ge_now() - t0) * 1e3;
@@ -576,6 +581,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             continue;
         }
         vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        j->t_begin = ge_now();
         if (vid_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
             continue;
@@ -685,6 +691,8 @@ static void close_output(run_ctx *c, int abandon)
         else if (!sig_stopped())
             j->state = JOB_FAILED;
     }
+    if (j->state == JOB_OK)
+        j->t_end = ge_now();
     if (c->batch && !ge_quiet && j->state == JOB_OK && j->out_kind != OUT_IMAGE)
         ge_note("%s -> %s: ok (%ld frame%s)", j->input, j->output, j->frames,
                 j->frames == 1 ? "" : "s");
@@ -712,6 +720,7 @@ static void encode_task(void *arg)
     if (r == 0) {
         j->state = JOB_OK;
         j->frames = 1;
+        j->t_end = ge_now();
         if (c->batch && !ge_quiet)
             ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, t->width, t->height);
     } else if (r < 0) {
@@ -773,6 +782,7 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
         if (r == 0) {
             j->state = JOB_OK;
             j->frames = 1;
+            j->t_end = ge_now();
             if (c->batch && !ge_quiet)
                 ge_note("%s -> %s: ok (%dx%d)", j->input, j->output, fr->width, fr->height);
         } else if (r < 0) {
@@ -991,6 +1001,12 @@ int run_main(cli_opts *o)
         nfail += c.jobs[i].state == JOB_FAILED;
         nskip += c.jobs[i].state == JOB_SKIPPED;
         nframes += c.jobs[i].frames;
+    }
+    if (o->report && c.njobs > 1) {
+        for (int i = 0; i < c.njobs; i++)
+            if (c.jobs[i].state == JOB_OK)
+                rep_add_file(&rep, c.jobs[i].input, c.jobs[i].frames,
+                             c.jobs[i].t_end - c.jobs[i].t_begin);
     }
     if (o->report && write_report(&c, &rep))
         r = r ? r : -1;

@@ -125,4 +125,30 @@ else
 fi
 rm -f h.csv out.png
 
+# ---- a batch report has one line per file (JSON: a "files" array)
+cp "$SAMPLES/grey.png" g1.png
+cp "$SAMPLES/odd_321x241.png" g2.png
+ge --backend=cpu -q --report=json --report-file r.json -o rb g1.png g2.png
+if [ "$RC" -eq 0 ] && have_python && python3 - r.json <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+files = {f["file"]: f for f in r["files"]}
+assert set(files) == {"g1.png", "g2.png"}, files
+assert all(f["frames"] == 1 and f["seconds"] > 0 for f in files.values()), files
+EOF
+then
+    ok "--report=json of a batch lists every file with frames and seconds"
+else
+    not_ok "batch report per file: exit $RC"
+    show_err
+fi
+ge --backend=cpu -q -y --report -o rb g1.png g2.png
+if [ "$RC" -eq 0 ] && grep -q 'per file' "$ERR" && grep -q ' g1\.png$' "$ERR" && grep -q ' g2\.png$' "$ERR"; then
+    ok "--report of a batch has a per-file table"
+else
+    not_ok "batch text report per file: exit $RC"
+    show_err
+fi
+rm -rf rb r.json g1.png g2.png
+
 finish
