@@ -1039,6 +1039,10 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
                err_str(ret, eb, sizeof eb));
         goto fail;
     }
+    /* Same input, same bytes: no random Matroska segment UID, no dates or
+     * library versions in the headers (reproducible outputs, resumable
+     * batches that can be compared). */
+    wr->oc->flags |= AVFMT_FLAG_BITEXACT;
     wr->oc->interrupt_callback.callback = interrupt_cb;
     if (!(wr->st = avformat_new_stream(wr->oc, NULL)) ||
         !(wr->enc = avcodec_alloc_context3(codec)) ||
@@ -1054,6 +1058,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     /* Edge values are 0..255 as they are: full range, so players show
      * 255 as white instead of clipping 235..255. */
     wr->enc->color_range = AVCOL_RANGE_JPEG;
+    wr->enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
     if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
         wr->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 

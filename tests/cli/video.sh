@@ -111,6 +111,21 @@ same_pts a.mp4 a.mkv || add "pts: $WHY"
 [ "$(nstreams a.mkv)" = 1 ] || add "$(nstreams a.mkv) streams (audio kept?)"
 check "mp4 -> mkv: exit 0, $NA frames, every pts kept, gray FFV1, audio dropped" "$why"
 
+# the same input gives the same bytes (bit-exact muxing and encoding)
+ge $G a.mp4 a2.mkv
+if [ "$RC" -eq 0 ] && cmp -s a.mkv a2.mkv; then
+    ok "mkv output is reproducible: a second run writes the same bytes"
+else
+    not_ok "mkv output differs between two runs (exit $RC)"
+fi
+ge $G a.mp4 b1.mp4 && ge $G a.mp4 b2.mp4
+if [ "$RC" -eq 0 ] && cmp -s b1.mp4 b2.mp4; then
+    ok "mp4 output is reproducible: a second run writes the same bytes"
+else
+    not_ok "mp4 output differs between two runs (exit $RC)"
+fi
+rm -f a2.mkv b1.mp4 b2.mp4
+
 ge $G vfr.mp4 vfr.mkv
 why=
 [ "$RC" -eq 0 ] || add "exit $RC"
