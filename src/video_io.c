@@ -655,6 +655,26 @@ static int is_io_error(int err)
     return e > 0 && e < 4096 && e != EAGAIN && err != AVERROR_EOF;
 }
 
+/* A send or receive error: out of memory, or more than
+ * VID_MAX_ERRORS_IN_ROW failures in a row, ends the video (-1, reported);
+ * anything else is a bad packet or frame, counted and skipped (0). */
+static int decode_error(vid_reader *r, int ret)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    if (ret == AVERROR(ENOMEM)) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+        return -1;
+    }
+    r->corrupt++;
+    if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: %s", err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    return 0;
+}
+
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
 {
     double t0 = ge_now();
@@ -702,18 +722,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         }
         if (ret != AVERROR(EAGAIN)) {
             /* a frame that failed to decode: counted, decoding goes on */
-            if (ret == AVERROR(ENOMEM)) {
-                r->failed = 1;
-                ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+            if (decode_error(r, ret))
                 return -1;
-            }
-            r->corrupt++;
-            if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
-                r->failed = 1;
-                ge_err(r->path, "cannot decode video: %s",
-                       err_str(ret, eb, sizeof eb));
-                return -1;
-            }
             continue;
         }
         if (r->draining) { /* EAGAIN while draining: the decoder is done */
@@ -752,20 +762,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         av_packet_unref(r->pkt);
         /* Every frame was received before this send, so EAGAIN cannot
          * happen; any other error is a bad packet, skipped. */
-        if (ret < 0 && ret != AVERROR(EAGAIN)) {
-            if (ret == AVERROR(ENOMEM)) {
-                r->failed = 1;
-                ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
-                return -1;
-            }
-            r->corrupt++;
-            if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
-                r->failed = 1;
-                ge_err(r->path, "cannot decode video: %s",
-                       err_str(ret, eb, sizeof eb));
-                return -1;
-            }
-        }
+        if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
+            return -1;
     }
 }
 
