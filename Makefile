@@ -5,6 +5,7 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan
 #   make demo       install, build, and run gpuedge on a sample
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
+#   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
 #                   FUZZ_SECONDS (default 60); see README.md "Reliability"
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
@@ -79,7 +80,7 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all test check bench demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all test check bench bench-cpu demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG)
 
@@ -134,6 +135,10 @@ gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
 bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
 	@sh tests/bench/run
+
+# CPU backend against OpenCV and FFmpeg on this machine's cores (ratios)
+bench-cpu: gpuedge
+	@sh tests/bench/cpu_peers.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory gpuedge
