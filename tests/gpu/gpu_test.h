@@ -65,4 +65,39 @@ static void *dmalloc(size_t n)
     return p;
 }
 
+/* Compares two 8-bit planes exactly: one CHECK line "STAGE CASE" with the
+ * count of differing pixels, max |d| and the first difference.  Needs
+ * check.h included first.  Returns 1 when equal. */
+static int cmp_u8(const char *stage, const char *cname, const uint8_t *gpu,
+                  const uint8_t *ref, int w, int h)
+{
+    size_t bad = 0;
+    int maxd = 0;
+    long fx = -1, fy = -1;
+    int fg = 0, fr = 0;
+    char name[256];
+
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const size_t i = (size_t)y * w + x;
+            if (gpu[i] == ref[i])
+                continue;
+            const int d = abs((int)gpu[i] - (int)ref[i]);
+            if (d > maxd)
+                maxd = d;
+            if (!bad++) {
+                fx = x;
+                fy = y;
+                fg = gpu[i];
+                fr = ref[i];
+            }
+        }
+    snprintf(name, sizeof name, "%s %s", stage, cname);
+    CHECK(bad == 0, name,
+          "%zu of %zu pixels differ, max |d| %d, first at (%ld,%ld): "
+          "gpu %d ref %d",
+          bad, (size_t)w * h, maxd, fx, fy, fg, fr);
+    return bad == 0;
+}
+
 #endif

@@ -168,35 +168,6 @@ static void make_frame(const struct tcase *c, struct hframe *hf)
 // ---------------------------------------------------------------------------
 // Comparisons.
 
-static int cmp_edge(const char *name, const uint8_t *gpu, const uint8_t *ref,
-                    int w, int h)
-{
-    size_t bad = 0;
-    int maxd = 0, fg = 0, fr = 0;
-    long fx = -1, fy = -1;
-
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const size_t i = (size_t)y * w + x;
-            if (gpu[i] == ref[i])
-                continue;
-            const int d = abs((int)gpu[i] - (int)ref[i]);
-            if (d > maxd)
-                maxd = d;
-            if (!bad++) {
-                fx = x;
-                fy = y;
-                fg = gpu[i];
-                fr = ref[i];
-            }
-        }
-    CHECK(bad == 0, name,
-          "edge: %zu of %zu pixels differ, max |d| %d, first at (%ld,%ld): "
-          "gpu %d ref %d",
-          bad, (size_t)w * h, maxd, fx, fy, fg, fr);
-    return bad == 0;
-}
-
 static int cmp_hist(const char *name, const unsigned long long *gpu,
                     const uint64_t *ref)
 {
@@ -301,7 +272,7 @@ static int run_case(const struct tcase *c)
         CHECK(0, name, "%zu edge padding bytes overwritten", dirty);
         ok = 0;
     } else {
-        ok = cmp_edge(name, edge, ref.edge, c->w, c->h);
+        ok = cmp_u8("edge", name, edge, ref.edge, c->w, c->h);
         /* one line a case: the histogram shows only when it differs */
         if (ok) {
             int hb = 0;
@@ -426,7 +397,7 @@ static void test_strips(int w, int h, double sigma, int border, int channels)
         unsigned long long hh[GE_HIST_BINS];
         MUST(cudaMemcpy(edge, d_edge, (size_t)w * h, cudaMemcpyDeviceToHost));
         MUST(cudaMemcpy(hh, d_hist, sizeof hh, cudaMemcpyDeviceToHost));
-        if (cmp_edge(name, edge, ref.edge, w, h)) {
+        if (cmp_u8("edge", name, edge, ref.edge, w, h)) {
             int hb = 0;
             for (int b = 0; b < GE_HIST_BINS; b++)
                 hb |= hh[b] != ref.hist[b];
