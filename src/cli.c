@@ -79,7 +79,8 @@ void cli_usage(FILE *fp)
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
-"      --mem-limit SIZE    memory budget, e.g. 512M (strips: not yet)\n"
+"      --mem-limit SIZE    GPU/pinned memory and CPU scratch budget,\n"
+"                          e.g. 512M; bigger frames go in strips\n"
 "\n"
 "Checking and reporting:\n"
 "      --cpu-ref[=N]       check every (N-th) frame bit for bit against the\n"
@@ -188,11 +189,6 @@ static void opts_init(cli_opts *o)
 
 /* Options whose machinery lands with later work: accepted by the parser
  * (so scripts can be written now) but refused with a clear message. */
-static int not_yet(const char *opt)
-{
-    return usage_error("%s: not available yet in this version", opt);
-}
-
 /* How many long options start with the name in "--name[=value]". */
 static int long_matches(const char *word)
 {
@@ -234,7 +230,6 @@ static const char *bad_option(char **argv, char *buf)
 int cli_parse(int argc, char **argv, cli_opts *o)
 {
     char bad[256];
-    const char *nyi = NULL;
     int c;
     opts_init(o);
     optind = 0; /* glibc: full re-initialisation, so repeated calls work */
@@ -337,7 +332,6 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             if (parse_size(optarg, &v))
                 return usage_error("--mem-limit '%s': expected a size such as 512M or 2G", optarg);
             o->mem_limit = v;
-            nyi = "--mem-limit";
             break;
         }
         case OPT_KEEP_PARTIAL: o->keep_partial = 1; break;
@@ -363,8 +357,6 @@ int cli_parse(int argc, char **argv, cli_opts *o)
     }
     if (o->action == CLI_VERSION)
         return 0;
-    if (nyi)
-        return not_yet(nyi);
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
 

@@ -498,38 +498,76 @@ static void *cb_worker_main(void *arg)
     return NULL;
 }
 
-/* scratch for one worker; sizes from the band geometry (see cb_map_range) */
+static size_t cb_band_nh(const cb_job *j)
+{
+    size_t nh = (size_t)j->band_rows + 2 + 2 * (size_t)j->r;
+    return nh > (size_t)j->h ? (size_t)j->h : nh;
+}
+
+static size_t cb_band_nb(const cb_job *j)
+{
+    size_t nb = (size_t)j->band_rows + 2;
+    return nb > (size_t)j->h ? (size_t)j->h : nb;
+}
+
+/* Floats of scratch one worker needs for bands of band_rows rows (see
+ * cb_map_range): pad + hrows + brows + zero; SIZE_MAX on overflow. */
+static size_t cb_scratch_floats(int width, int height, int r, int band_rows)
+{
+    const size_t w = (size_t)width;
+    size_t nh = (size_t)band_rows + 2 + 2 * (size_t)r;
+    size_t nb = (size_t)band_rows + 2;
+
+    if (nh > (size_t)height)
+        nh = (size_t)height;
+    if (nb > (size_t)height)
+        nb = (size_t)height;
+    if (nh > SIZE_MAX / sizeof(float) / 4 / w ||
+        nb > SIZE_MAX / sizeof(float) / 4 / (w + 2))
+        return SIZE_MAX;
+    return (w + 2 * (size_t)r) + nh * w + nb * (w + 2) + (w + 2);
+}
+
+size_t cpu_scratch_bytes(int width, int height, double sigma, int band_rows)
+{
+    ge_taps t;
+    size_t n;
+    if (width < 1 || height < 1 || band_rows < 1 || ge_taps_make(sigma, &t) < 0)
+        return SIZE_MAX;
+    n = cb_scratch_floats(width, height, t.radius, band_rows);
+    return n == SIZE_MAX ? SIZE_MAX : n * sizeof(float);
+}
+
+/* scratch for one worker; sizes from the band geometry */
 static int cb_worker_init(cb_worker *wk, cb_job *j)
 {
     const size_t w = (size_t)j->w;
-    size_t nh = (size_t)j->band_rows + 2 + 2 * (size_t)j->r;
-    size_t nb = (size_t)j->band_rows + 2;
-    size_t total;
+    const size_t total = cb_scratch_floats(j->w, j->h, j->r, j->band_rows);
 
-    if (nh > (size_t)j->h)
-        nh = (size_t)j->h;
-    if (nb > (size_t)j->h)
-        nb = (size_t)j->h;
     memset(wk, 0, sizeof *wk);
     wk->job = j;
-    /* pad + hrows + brows + zero, with overflow checks on the products */
-    if (nh > SIZE_MAX / sizeof(float) / w ||
-        nb > SIZE_MAX / sizeof(float) / (w + 2))
+    if (total == SIZE_MAX)
         return -1;
-    total = (w + 2 * (size_t)j->r) + nh * w + nb * (w + 2) + (w + 2);
     wk->mem = malloc(total * sizeof(float));
     if (!wk->mem)
         return -1;
     wk->pad = wk->mem;
     wk->hrows = wk->pad + w + 2 * (size_t)j->r;
-    wk->brows = wk->hrows + nh * w;
-    wk->zero = wk->brows + nb * (w + 2);
+    wk->brows = wk->hrows + cb_band_nh(j) * w;
+    wk->zero = wk->brows + cb_band_nb(j) * (w + 2);
     memset(wk->zero, 0, (w + 2) * sizeof(float));
     return 0;
 }
 
 int cpu_process(const ge_frame *f, const ge_params *p, int threads,
                 ge_planes *planes, volatile const int *stop)
+{
+    return cpu_process_limited(f, p, threads, 0, planes, stop);
+}
+
+int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
+                        size_t mem_limit, ge_planes *planes,
+                        volatile const int *stop)
 {
     cb_job job;
     cb_worker *wk = NULL;
@@ -577,6 +615,28 @@ int cpu_process(const ge_frame *f, const ge_params *p, int threads,
         nthreads = CPU_MAX_THREADS;
     if (nthreads > job.nbands)
         nthreads = job.nbands;
+    if (mem_limit > 0) {
+        /* --mem-limit: every worker's scratch together within the budget.
+         * Shorter bands first (down to 16 rows), then fewer threads, then
+         * bands down to one row; the result does not depend on either. */
+        size_t per;
+        for (;;) {
+            per = cb_scratch_floats(job.w, job.h, job.r, job.band_rows);
+            if (per != SIZE_MAX && per * sizeof(float) <= mem_limit / (size_t)nthreads)
+                break;
+            if (job.band_rows > 16)
+                job.band_rows = job.band_rows / 2 > 16 ? job.band_rows / 2 : 16;
+            else if (nthreads > 1)
+                nthreads--;
+            else if (job.band_rows > 1)
+                job.band_rows /= 2;
+            else
+                return -3;
+        }
+        job.nbands = (job.h + job.band_rows - 1) / job.band_rows;
+        if (nthreads > job.nbands)
+            nthreads = job.nbands;
+    }
 
     wk = calloc((size_t)nthreads, sizeof *wk);
     if (!wk)

@@ -5,6 +5,7 @@
 #ifndef GPUEDGE_CPU_BACKEND_H
 #define GPUEDGE_CPU_BACKEND_H
 
+#include <stddef.h>
 #include "edge.h"
 
 /* Runs SPEC §1 on f with `threads` worker threads (0 = one per online CPU).
@@ -15,5 +16,17 @@
  * Returns 0, -1 on allocation/thread failure, -2 when stopped. */
 int cpu_process(const ge_frame *f, const ge_params *p, int threads,
                 ge_planes *planes, volatile const int *stop);
+
+/* The same with the workers' scratch held within mem_limit bytes in all
+ * (0 = no limit; --mem-limit): shorter row bands and fewer threads, the
+ * same bits.  Returns -3 when even one thread with one-row bands needs
+ * more (cpu_scratch_bytes(w, h, sigma, 1) says how much). */
+int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
+                        size_t mem_limit, ge_planes *planes,
+                        volatile const int *stop);
+
+/* Bytes of scratch one worker needs for bands of band_rows rows
+ * (SIZE_MAX when the sizes are invalid or overflow). */
+size_t cpu_scratch_bytes(int width, int height, double sigma, int band_rows);
 
 #endif

@@ -12,12 +12,16 @@
 #include "edge.h"
 
 /* A host buffer that grows with headroom.  Pinned (cudaMallocHost) when
- * `pinned` is set, else malloc.  Growing frees the old block: only call it
+ * `pinned` is set and the block is within pin_max, else malloc (also when
+ * the pinned allocation fails: copies from pageable memory still work,
+ * just without overlap).  Growing frees the old block: only call it
  * when nothing in flight reads the buffer. */
 typedef struct host_buf {
     void *p;
     size_t cap;
-    int pinned;
+    int pinned;     /* wanted: pinned (page-locked) memory */
+    size_t pin_max; /* a block larger than this is pageable (0: no cap) */
+    int on_pin;     /* the block held now is pinned */
 } host_buf;
 
 int host_buf_reserve(host_buf *b, size_t n); /* 0, or -1 out of memory */

@@ -168,7 +168,7 @@ static const char *friendly_reason(const char *r)
     } map[] = {
         { "unknown image type", "not a supported image format" },
         { "outofmem", "out of memory" },
-        { "too large", "image too large" },
+        { "too large", "image too large (stb_image decodes at most 1048576 pixels a side and 2 GiB of samples)" },
         { "0-pixel image", "image has no pixels" },
         { "outofdata", "file is truncated" },
         { "not enough pixels", "file is truncated" },

@@ -44,6 +44,7 @@
 #include "kernels.h"
 #include "refcheck.h"
 #include "safeout.h"
+#include "strips.h"
 #include "util.h"
 
 /* Ring sizes: 3 a side by default (SPEC §4: >= 2; 3 lets decode, PCIe
@@ -67,29 +68,33 @@ int host_buf_reserve(host_buf *b, size_t n)
 {
     void *p = NULL;
     size_t cap;
+    int pin;
     if (n <= b->cap)
         return 0;
     cap = with_headroom(n);
-    if (b->pinned) {
-        if (cudaMallocHost(&p, cap) != cudaSuccess) {
-            cudaGetLastError();
-            p = NULL;
-        }
-    } else {
-        p = malloc(cap);
+    if (b->pin_max && cap > b->pin_max)
+        cap = n > b->pin_max ? n : b->pin_max;
+    pin = b->pinned && (!b->pin_max || cap <= b->pin_max);
+    if (pin && cudaMallocHost(&p, cap) != cudaSuccess) {
+        cudaGetLastError();
+        p = NULL;
+        pin = 0;
     }
+    if (!p)
+        p = malloc(cap);
     if (!p)
         return -1;
     host_buf_free(b);
     b->p = p;
     b->cap = cap;
+    b->on_pin = pin;
     return 0;
 }
 
 void host_buf_free(host_buf *b)
 {
     if (b->p) {
-        if (b->pinned)
+        if (b->on_pin)
             CUDA_QUIET(cudaFreeHost(b->p));
         else
             free(b->p);
@@ -158,6 +163,8 @@ typedef struct in_slot {
     size_t d_cap;
     cudaEvent_t uploaded;  /* H2D done: h may be refilled */
     cudaEvent_t consumed;  /* grey kernel done: d_in may be overwritten */
+    cudaEvent_t s_up[2];   /* strips: window k uploaded into half k */
+    cudaEvent_t s_read[2]; /* strips: the kernel has read half k */
     int used;
 } in_slot;
 
@@ -169,6 +176,8 @@ typedef struct out_slot {
     size_t d_edge_cap;
     unsigned long long *d_hist;
     cudaEvent_t ev[EV_N];
+    cudaEvent_t s_done[2]; /* strips: edge rows of half k written */
+    cudaEvent_t s_dl[2];   /* strips: edge rows of half k downloaded */
     src_frame fr;
     int check, blurred, fused;
 } out_slot;
@@ -185,6 +194,9 @@ typedef struct gpu_engine {
     cudaStream_t up, comp, dl;
     float *d_grey, *d_blur_h, *d_blur;
     size_t plane_cap; /* pixels */
+    size_t budget;    /* GPU memory for frame buffers, all slots (bytes) */
+    int exact;        /* --mem-limit: device buffers without headroom */
+    long strip_frames;
     int fatal;        /* atomic */
     int stopped;
 } gpu_engine;
@@ -304,14 +316,20 @@ static void *writer_thread(void *arg)
 
 /* Grows a device buffer; the caller has made sure nothing in flight uses
  * it.  Returns 0 or -1 (message printed). */
-static int dev_reserve(void **p, size_t *cap, size_t n, const char *name)
+static int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *name)
 {
     size_t c;
     void *q = NULL;
     cudaError_t err;
     if (n <= *cap)
         return 0;
-    c = with_headroom(n);
+    c = exact ? n : with_headroom(n);
+    /* free first: the budget counts what is held, not old + new */
+    if (*p) {
+        CUDA_QUIET(cudaFree(*p));
+        *p = NULL;
+        *cap = 0;
+    }
     err = cudaMalloc(&q, c);
     if (err != cudaSuccess) {
         cudaGetLastError();
@@ -319,8 +337,6 @@ static int dev_reserve(void **p, size_t *cap, size_t n, const char *name)
                cudaGetErrorString(err));
         return -1;
     }
-    if (*p)
-        CUDA_QUIET(cudaFree(*p));
     *p = q;
     *cap = c;
     return 0;
@@ -336,6 +352,105 @@ end:
     return ret;
 }
 
+/* Device bytes a buffer of n bytes takes once reserved. */
+static size_t dev_size(const gpu_engine *e, size_t n)
+{
+    return e->exact ? n : with_headroom(n);
+}
+
+/* Output rows a strip gets for this frame, or h when the whole frame's
+ * buffers fit the engine's budget (one ring slot's share of it; the staged
+ * path's three float planes are shared by all slots).  0: not even a
+ * one-row strip fits (message printed). */
+static int plan_strips(const gpu_engine *e, const ge_frame *f, const char *name)
+{
+    const size_t per = e->budget / (size_t)e->nslots;
+    const size_t npx = (size_t)f->width * f->height;
+    const size_t in_bytes = f->stride * (size_t)f->height;
+    size_t whole = dev_size(e, in_bytes) + dev_size(e, npx);
+    int rows;
+
+    if (whole >= in_bytes && whole <= per) {
+        if (e->fused)
+            return f->height;
+        if (npx <= (e->budget - whole * (size_t)e->nslots) / (3 * sizeof(float)))
+            return f->height;
+    }
+    rows = strip_rows(f->height, e->o->taps.radius, f->stride, (size_t)f->width, 2, per);
+    if (rows < 1) {
+        size_t min = strip_bytes(1, e->o->taps.radius, f->stride, (size_t)f->width, 2);
+        ge_err(name, "a %dx%d frame does not fit the memory budget (%zu KiB of GPU memory "
+               "a ring slot; a one-row strip needs %zu KiB): raise --mem-limit",
+               f->width, f->height, per >> 10, min >> 10);
+    }
+    return rows;
+}
+
+/* Enqueues a frame whose buffers do not fit the budget as horizontal
+ * strips of `rows` output rows through the fused window kernel (issue #6):
+ * each strip's input window (its rows plus the halo the taps reach,
+ * strips.h) is uploaded into one half of d_in, its edge rows computed into
+ * one half of d_edge and downloaded to their place in the whole edge map;
+ * the halves alternate, so strip k+1 uploads while strip k computes and
+ * k-1 downloads.  The histogram accumulates over the strips (zeroed once).
+ * The same bits as the whole frame.  Returns 0 or -1. */
+static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
+{
+    const pipe_opts *opt = e->o;
+    const ge_frame *f = &s->fr.f;
+    const int w = f->width, h = f->height, r = opt->taps.radius;
+    const size_t win_cap = ((size_t)rows + 2 * (size_t)r + 2) * f->stride;
+    const size_t edge_cap = (size_t)rows * w;
+    int ret = 0, k, y0;
+
+    if (s->used)
+        CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
+    CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_DL0], e->dl));
+    for (k = 0, y0 = 0; y0 < h; k++, y0 += rows) {
+        const int b = k & 1, y1 = h - y0 > rows ? y0 + rows : h;
+        unsigned char *d_win = (unsigned char *)s->d_in + b * win_cap;
+        uint8_t *d_edge = o->d_edge + b * edge_cap;
+        ge_frame df = *f;
+        int lo, hi;
+
+        strip_window(y0, y1, h, r, opt->params.border, &lo, &hi);
+        df.data = d_win;
+        df.height = hi - lo + 1;
+        if (k >= 2)
+            CUDA_TRY(cudaStreamWaitEvent(e->up, s->s_read[b], 0));
+        CUDA_TRY(cudaMemcpyAsync(d_win, (const unsigned char *)s->h.p + (size_t)lo * f->stride,
+                                 (size_t)df.height * f->stride, cudaMemcpyHostToDevice, e->up));
+        CUDA_TRY(cudaEventRecord(s->s_up[b], e->up));
+
+        CUDA_TRY(cudaStreamWaitEvent(e->comp, s->s_up[b], 0));
+        if (k >= 2)
+            CUDA_TRY(cudaStreamWaitEvent(e->comp, o->s_dl[b], 0));
+        CUDA_TRY(fused_window_gpu(&df, h, lo, d_edge, w, y0, y1 - y0, &opt->params, r,
+                                  o->d_hist, e->comp));
+        CUDA_TRY(cudaEventRecord(s->s_read[b], e->comp));
+        CUDA_TRY(cudaEventRecord(o->s_done[b], e->comp));
+
+        CUDA_TRY(cudaStreamWaitEvent(e->dl, o->s_done[b], 0));
+        CUDA_TRY(cudaMemcpyAsync((uint8_t *)o->h_edge.p + (size_t)y0 * w, d_edge,
+                                 (size_t)(y1 - y0) * w, cudaMemcpyDeviceToHost, e->dl));
+        CUDA_TRY(cudaEventRecord(o->s_dl[b], e->dl));
+    }
+    CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
+    CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+    CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
+    CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
+    CUDA_TRY(cudaMemcpyAsync(o->h_hist, o->d_hist, GE_HIST_BINS * sizeof *o->h_hist,
+                             cudaMemcpyDeviceToHost, e->dl));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
+    s->used = 1;
+end:
+    return ret;
+}
+
 /* Enqueues one frame.  Returns 0 or -1. */
 static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
 {
@@ -346,40 +461,60 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     const size_t in_bytes = f->stride * (size_t)h;
     const char *name = job_name(opt, s->fr.job);
     const int blur = opt->taps.radius > 0;
+    const int rows = plan_strips(e, f, name);
+    const int strips = rows < h;
+    const int fused = e->fused || strips;
     int ret = 0;
 
-    /* Grow what this frame needs (rare: the first frame, or a larger one). */
-    if ((!e->fused && npx > e->plane_cap) || in_bytes > s->d_cap || npx > o->d_edge_cap) {
+    if (rows < 1)
+        return -1;
+    /* Grow what this frame needs (rare: the first frame, a larger one, or
+     * the first frame in strips). */
+    if (strips) {
+        const size_t win = ((size_t)rows + 2 * (size_t)opt->taps.radius + 2) * f->stride;
+        if (2 * win > s->d_cap || 2 * (size_t)rows * w > o->d_edge_cap) {
+            if (sync_streams(e) ||
+                dev_reserve(&s->d_in, &s->d_cap, 2 * win, 1, name) ||
+                dev_reserve((void **)&o->d_edge, &o->d_edge_cap, 2 * (size_t)rows * w, 1, name))
+                return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %dx%d frame in %d strips of %d rows (GPU memory budget %zu MiB)",
+                    name ? name : "frame", w, h, (h + rows - 1) / rows, rows, e->budget >> 20);
+        e->strip_frames++;
+    } else if ((!fused && npx > e->plane_cap) || in_bytes > s->d_cap || npx > o->d_edge_cap) {
         size_t cap;
         if (sync_streams(e))
             return -1;
         cap = e->plane_cap * sizeof(float);
-        if (!e->fused && npx * sizeof(float) > cap) {
+        if (!fused && npx * sizeof(float) > cap) {
             size_t c1 = cap, c2 = cap;
-            if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), name) ||
-                dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), name) ||
-                dev_reserve((void **)&e->d_blur, &c2, npx * sizeof(float), name))
+            if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), e->exact, name) ||
+                dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), e->exact, name) ||
+                dev_reserve((void **)&e->d_blur, &c2, npx * sizeof(float), e->exact, name))
                 return -1;
             e->plane_cap = cap / sizeof(float);
         }
-        if (dev_reserve(&s->d_in, &s->d_cap, in_bytes, name) ||
-            dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, name))
+        if (dev_reserve(&s->d_in, &s->d_cap, in_bytes, e->exact, name) ||
+            dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, e->exact, name))
             return -1;
     }
     o->fr = s->fr;
-    o->blurred = blur && !e->fused;
-    o->fused = e->fused;
+    o->blurred = blur && !fused;
+    o->fused = fused;
     o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
     if (host_buf_reserve(&o->h_edge, npx))
         goto oom;
     if (o->check) {
-        if ((!e->fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
+        if ((!fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
                            host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
                            host_buf_reserve(&o->h_blur, npx * sizeof(float)))) ||
             host_buf_reserve(&o->in_copy, in_bytes))
             goto oom;
         memcpy(o->in_copy.p, s->h.p, in_bytes);
     }
+    if (strips)
+        return submit_strips(e, s, o, rows);
 
     /* upload stream: wait until the last grey kernel has read d_in */
     if (s->used)
@@ -396,7 +531,7 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         df.data = s->d_in;
         CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
         CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
-        if (e->fused) {
+        if (fused) {
             /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
              * float planes never reach device memory */
             CUDA_TRY(fused_gpu(&df, o->d_edge, w, &opt->params, opt->taps.radius, o->d_hist,
@@ -463,20 +598,44 @@ static int engine_init(gpu_engine *e)
     CUDA_TRY(cudaStreamCreateWithFlags(&e->up, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&e->comp, cudaStreamNonBlocking));
     CUDA_TRY(cudaStreamCreateWithFlags(&e->dl, cudaStreamNonBlocking));
+    /* GPU memory for the frame buffers: --mem-limit, else most of what is
+     * free now (the rest for the runtime, other processes and fragmentation).
+     * Pinned host buffers: each within a share of --mem-limit. */
+    {
+        size_t fr = 0, tot = 0;
+        e->exact = e->o->mem_limit > 0;
+        if (e->exact) {
+            e->budget = e->o->mem_limit;
+        } else {
+            CUDA_TRY(cudaMemGetInfo(&fr, &tot));
+            e->budget = fr / 10 * 8;
+        }
+    }
     for (int i = 0; i < e->nslots; i++) {
         in_slot *s = &e->in[i];
         s->h.pinned = 1;
+        s->h.pin_max = e->o->mem_limit / (2 * (size_t)e->nslots);
         CUDA_TRY(cudaEventCreateWithFlags(&s->uploaded, cudaEventDisableTiming | cudaEventBlockingSync));
         CUDA_TRY(cudaEventCreateWithFlags(&s->consumed, cudaEventDisableTiming));
+        for (int k = 0; k < 2; k++) {
+            CUDA_TRY(cudaEventCreateWithFlags(&s->s_up[k], cudaEventDisableTiming));
+            CUDA_TRY(cudaEventCreateWithFlags(&s->s_read[k], cudaEventDisableTiming));
+        }
         q_push(&e->free_in, s);
     }
     for (int i = 0; i < e->nslots; i++) {
         out_slot *s = &e->out[i];
         s->h_edge.pinned = s->h_grey.pinned = s->h_blur_h.pinned = s->h_blur.pinned = 1;
+        s->h_edge.pin_max = s->h_grey.pin_max = s->h_blur_h.pin_max = s->h_blur.pin_max =
+            e->o->mem_limit / (2 * (size_t)e->nslots);
         CUDA_TRY(cudaMallocHost((void **)&s->h_hist, GE_HIST_BINS * sizeof *s->h_hist));
         CUDA_TRY(cudaMalloc((void **)&s->d_hist, GE_HIST_BINS * sizeof *s->d_hist));
         for (int k = 0; k < EV_N; k++)
             CUDA_TRY(cudaEventCreateWithFlags(&s->ev[k], cudaEventBlockingSync));
+        for (int k = 0; k < 2; k++) {
+            CUDA_TRY(cudaEventCreateWithFlags(&s->s_done[k], cudaEventDisableTiming));
+            CUDA_TRY(cudaEventCreateWithFlags(&s->s_dl[k], cudaEventDisableTiming));
+        }
         q_push(&e->free_out, s);
     }
     /* The fused kernel checks the radius against its tap table, sigma 0
@@ -500,6 +659,10 @@ static void engine_free(gpu_engine *e)
         if (s->d_in) CUDA_QUIET(cudaFree(s->d_in));
         if (s->uploaded) CUDA_QUIET(cudaEventDestroy(s->uploaded));
         if (s->consumed) CUDA_QUIET(cudaEventDestroy(s->consumed));
+        for (int k = 0; k < 2; k++) {
+            if (s->s_up[k]) CUDA_QUIET(cudaEventDestroy(s->s_up[k]));
+            if (s->s_read[k]) CUDA_QUIET(cudaEventDestroy(s->s_read[k]));
+        }
     }
     for (int i = 0; i < e->nslots; i++) {
         out_slot *s = &e->out[i];
@@ -513,6 +676,10 @@ static void engine_free(gpu_engine *e)
         if (s->d_hist) CUDA_QUIET(cudaFree(s->d_hist));
         for (int k = 0; k < EV_N; k++)
             if (s->ev[k]) CUDA_QUIET(cudaEventDestroy(s->ev[k]));
+        for (int k = 0; k < 2; k++) {
+            if (s->s_done[k]) CUDA_QUIET(cudaEventDestroy(s->s_done[k]));
+            if (s->s_dl[k]) CUDA_QUIET(cudaEventDestroy(s->s_dl[k]));
+        }
     }
     if (e->d_grey) CUDA_QUIET(cudaFree(e->d_grey));
     if (e->d_blur_h) CUDA_QUIET(cudaFree(e->d_blur_h));
@@ -583,6 +750,8 @@ fail:
         pthread_join(wr, NULL);
     }
     ret = eng_failed(e) ? -1 : (e->stopped || sig_stopped()) ? -2 : 0;
+    if (o->report && e->strip_frames)
+        o->report->path = e->fused ? "fused, in strips" : "staged, big frames fused in strips";
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
     engine_free(e);
@@ -632,9 +801,17 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             pl.blur = blur.p;
         }
         t0 = ge_now();
-        r = cpu_process(f, &o->params, o->threads, &pl, &sig_stop);
+        r = cpu_process_limited(f, &o->params, o->threads, o->mem_limit, &pl, &sig_stop);
         if (r == -2)
             break;
+        if (r == -3) {
+            ge_err(name, "a %dx%d frame does not fit the memory budget (%zu KiB; one row "
+                   "band needs %zu KiB): raise --mem-limit", f->width, f->height,
+                   o->mem_limit >> 10,
+                   cpu_scratch_bytes(f->width, f->height, o->params.sigma, 1) >> 10);
+            ret = -1;
+            break;
+        }
         if (r < 0) {
             ge_err(name, "out of memory or threads for a %dx%d frame", f->width, f->height);
             ret = -1;

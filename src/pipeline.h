@@ -26,6 +26,9 @@ typedef struct pipe_opts {
     int staged;           /* GPU: per-stage kernels (planes, per-stage
                              timing) instead of the fused kernel */
     int cpu_ref_every;    /* 0 off; check every N-th frame */
+    size_t mem_limit;     /* --mem-limit bytes (0 = none): GPU frame buffers
+                             and each pinned buffer within a share of it
+                             (frames beyond: strips), CPU scratch within it */
     const char *(*job_name)(void *ctx, int job); /* for messages */
     void *job_ctx;
     rep_stats *report;    /* may be NULL */

@@ -934,6 +934,7 @@ int run_main(cli_opts *o)
     po.threads = o->threads;
     po.staged = o->staged;
     po.cpu_ref_every = o->cpu_ref_every;
+    po.mem_limit = (size_t)o->mem_limit;
     po.job_name = job_name_cb;
     po.job_ctx = &c;
     po.report = o->report ? &rep : NULL;

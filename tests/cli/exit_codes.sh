@@ -55,7 +55,6 @@ fails "unknown output extension, missing input" 2 "out\.xyz: unknown output form
 fails "--frames 0" 2 "--frames '0': expected a positive number" --frames 0 in.png out.png
 fails "--start -1" 2 "--start '-1': expected seconds >= 0" --start -1 in.png out.png
 fails "video input to an image output" 2 "a video input needs a video output" in.mkv out.png
-fails "--mem-limit (not yet)" 2 '--mem-limit: not available yet' --mem-limit 512M in.png out.png
 fails "--mem-limit bad size" 2 "--mem-limit '12Q'" --mem-limit 12Q in.png out.png
 
 # ---- 1: runtime failure

@@ -270,21 +270,23 @@ static void test_backend_device_threads(void)
     BAD("--threads 'x'", "--threads", "x", "a", "b.png");
 }
 
-/* Accepted by the parser (values checked) but refused for now: status 2. */
-static void test_not_yet(void)
+/* Values checked by the parser: sizes, frame counts, times. */
+static void test_values(void)
 {
     BAD("--frames '0': expected a positive number", "--frames", "0", "a", "b.png");
     BAD("--frames 'x'", "--frames", "x", "a", "b.png");
     BAD("--start '-1': expected seconds >= 0", "--start", "-1", "a", "b.png");
-    BAD("--mem-limit: not available yet", "--mem-limit", "512M", "a", "b.png");
-    BAD("--mem-limit: not available yet", "--mem-limit", "2GiB", "a", "b.png");
-    BAD("--mem-limit: not available yet", "--mem-limit", "1048576", "a", "b.png");
+    GOOD(o.mem_limit == 512ull << 20, "--mem-limit", "512M", "a", "b.png");
+    GOOD(o.mem_limit == 2ull << 30, "--mem-limit", "2GiB", "a", "b.png");
+    GOOD(o.mem_limit == 1048576, "--mem-limit", "1048576", "a", "b.png");
+    GOOD(o.mem_limit == 1536ull << 20, "--mem-limit=1.5G", "a", "b.png");
+    GOOD(o.mem_limit == 64ull << 10, "--mem-limit", "64kB", "a", "b.png");
     BAD("--mem-limit '0'", "--mem-limit", "0", "a", "b.png");
     BAD("--mem-limit '-5M'", "--mem-limit", "-5M", "a", "b.png");
     BAD("--mem-limit '12Q'", "--mem-limit", "12Q", "a", "b.png");
     BAD("--mem-limit ''", "--mem-limit", "", "a", "b.png");
-    /* the value error wins over "not yet", and "not yet" over operands */
-    BAD("--mem-limit: not available yet", "--mem-limit", "3M");
+    /* the value error comes before the missing operands */
+    BAD("--mem-limit '12Q'", "--mem-limit", "12Q");
 }
 
 static void test_files_and_batches(void)
@@ -403,7 +405,7 @@ int main(void)
     test_scale_threshold_invert();
     test_report_hist_cpuref();
     test_backend_device_threads();
-    test_not_yet();
+    test_values();
     test_files_and_batches();
     test_operands();
     test_general();
