@@ -54,10 +54,19 @@ int img_format_from_path(const char *path)
  * ask of every file of a batch, videos included. */
 int img_probe(const char *path)
 {
+    return img_probe_size(path, NULL, NULL);
+}
+
+int img_probe_size(const char *path, int *width, int *height)
+{
     int w, h, c;
-    if (!path || strcmp(path, "-") == 0)
+    if (!path || strcmp(path, "-") == 0 || !stbi_info(path, &w, &h, &c))
         return 0;
-    return stbi_info(path, &w, &h, &c) ? 1 : 0;
+    if (width)
+        *width = w;
+    if (height)
+        *height = h;
+    return 1;
 }
 
 // ---------------------------------------------------------------------------

@@ -26,6 +26,8 @@ enum img_format {
 int img_format_from_path(const char *path);
 /* Does stb recognise the file's contents (for batch dispatch)? */
 int img_probe(const char *path);
+/* The same, with the image's size from its header. */
+int img_probe_size(const char *path, int *width, int *height);
 
 /* Loads path; on failure prints "gpuedge: PATH: cannot read image: WHY"
  * and returns -1 with *img zeroed. */

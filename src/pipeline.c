@@ -751,7 +751,7 @@ fail:
     }
     ret = eng_failed(e) ? -1 : (e->stopped || sig_stopped()) ? -2 : 0;
     if (o->report && e->strip_frames)
-        o->report->path = e->fused ? "fused, in strips" : "staged, big frames fused in strips";
+        o->report->path = e->fused ? "fused (strips)" : "staged (big frames: fused strips)";
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
     engine_free(e);

@@ -27,17 +27,31 @@ fails "--backend=gpu without a GPU" 1 '^gpuedge: --backend=gpu: .+' --backend=gp
 fails "--backend=cuda (alias) without a GPU" 1 '^gpuedge: --backend=gpu: .+' --backend=cuda in.png out.pgm
 fails "--backend=gpu, even with -q" 1 '^gpuedge: --backend=gpu: .+' -q --backend=gpu in.png out.pgm
 
+# --backend=auto's start-up policy: images only, fewer pixels than the
+# CPU computes in a fraction of CUDA's start-up (32 Mpx a thread) -> the
+# CPU backend, silently (no GPU probe at all); anything bigger, or a video,
+# probes the GPU and, without one, says so once.
+printf 'P5\n6000 6000\n255\n' >big.pgm
+head -c 36000000 /dev/urandom >>big.pgm
 for b in "--backend=auto" ""; do
     ge $b in.png out.pgm
+    [ "$RC" -eq 0 ] && [ ! -s "$ERR" ] && cmp -s out.pgm ref.pgm &&
+        ok "${b:-no --backend}, one small image: the CPU backend without a notice, same pixels" ||
+        { not_ok "${b:-no --backend}, small image: exit $RC or a notice or other pixels"; show_err; }
+    rm -f out.pgm
+    ge $b --threads 1 big.pgm out.pgm
     why=
     [ "$RC" -eq 0 ] || why="exit $RC"
     [ "$(nlines "$ERR")" -eq 1 ] || why="${why:+$why; }$(nlines "$ERR") lines on stderr, expected 1"
     grep -q '^gpuedge: .*using the CPU backend$' "$ERR" || why="${why:+$why; }no 'using the CPU backend' notice"
-    cmp -s out.pgm ref.pgm || why="${why:+$why; }pixels differ from --backend=cpu"
-    [ -z "$why" ] && ok "${b:-no --backend}: one notice line, exit 0, same pixels as --backend=cpu" ||
-        { not_ok "${b:-no --backend}: $why"; show_err; }
+    [ -z "$why" ] && ok "${b:-no --backend}, 36 Mpx on 1 thread (over the 32 Mpx policy): GPU probed, one notice line" ||
+        { not_ok "${b:-no --backend}, 36 Mpx: $why"; show_err; }
     rm -f out.pgm
 done
+ge -v --backend=auto in.png out.pgm
+grep -q 'the CPU backend is quicker than starting the GPU' "$ERR" &&
+    ok "-v says why auto kept a small image on the CPU" || { not_ok "-v: no policy line"; show_err; }
+rm -f out.pgm
 
 ge -q --backend=auto in.png out.pgm
 [ "$RC" -eq 0 ] && [ ! -s "$ERR" ] && cmp -s out.pgm ref.pgm && ok "-q: no notice, exit 0" ||
@@ -47,7 +61,7 @@ ge --backend=cpu in.png out.pgm
 [ "$RC" -eq 0 ] && [ ! -s "$ERR" ] && ok "--backend=cpu: no notice" ||
     { not_ok "--backend=cpu: exit $RC"; show_err; }
 rm -f out.pgm
-ge --backend=auto -o out in.png
+ge --backend=auto --threads 1 -o out in.png big.pgm
 [ "$RC" -eq 0 ] && [ "$(grep -c 'using the CPU backend' "$ERR")" -eq 1 ] &&
     ok "batch: the notice once, not per file" || { not_ok "batch notice: exit $RC"; show_err; }
 rm -rf out
