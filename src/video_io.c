@@ -876,18 +876,79 @@ int vid_sequence_name(const char *pattern, long index, char *buf, size_t size)
 
 enum { VENC_MKV, VENC_MP4, VENC_Y4M };
 
+/* FFmpeg 5.1's FFV1 encoder (versions 1..3) reserves its worst-case packet,
+ * 148 bytes a pixel (+ 16 KiB), zeroed, at its first frame and keeps it
+ * until it is closed: 1.2 GB for a 4K frame, in every encoder, and about
+ * 0.6 s of page faults and zeroing (measured on the 16-core H200 host; 0.8 s
+ * for two to four encoders at once).  That, not the frames in flight, is
+ * what each frame-parallel encoder costs. */
+#define FFV1_PKT_BYTES_PER_PX 148
+/* Frame-parallel FFV1: about this many slice threads an encoder (the rest
+ * of --threads become more encoders, at least two from 2 threads on).  On
+ * the H200 host, 4K, 16 threads, per frame once started: 1 encoder 10.5 ms,
+ * 2 x 8 threads 7.3 ms, 4 x 4 6.0 ms, 8 x 2 7.6 ms. */
+#define VENC_LANE_THREADS 4
+#define VENC_MAX_LANES 16
+/* Default memory for the encoders' packet buffers together (--mem-limit,
+ * when given, replaces it): at most this, and at most 1/VENC_RAM_SHARE of
+ * physical memory; one encoder is always allowed.  3 GiB keeps 4K at two
+ * encoders, whose start (the zeroing above) costs least for short clips. */
+#define VENC_MEM_DEFAULT (3ull << 30)
+#define VENC_RAM_SHARE 8
+
 typedef struct ts_entry {
     int64_t pts, dur;
 } ts_entry;
+
+/* Frame-parallel FFV1 (.mkv).  gop_size 1 makes every frame a keyframe
+ * coded from itself alone (the range coder states are reset for each), so
+ * `nlanes` encoders opened with the same settings (same extradata: checked)
+ * can each code a different frame at once, and muxing their packets in
+ * frame order writes the very bytes one encoder would.  Frames wait in a
+ * ring of `nslots`; the thread calling venc_put fills slots and muxes the
+ * finished ones in order (it alone touches the muxer and the so_file), so
+ * at most nslots frames are in flight.  Lanes take slots in order, any lane
+ * any slot. */
+typedef struct venc_slot {
+    AVFrame *frame;
+    AVPacket *pkt;
+    int err;  /* 0, or the AVERROR the lane failed with */
+    int done; /* coded (or failed): the muxing thread may take it */
+} venc_slot;
+
+struct venc_par;
+
+typedef struct venc_lane {
+    struct venc_par *par;
+    AVCodecContext *enc;
+    pthread_t th;
+    int running;
+} venc_lane;
+
+typedef struct venc_par {
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* a slot was queued, or quit was set */
+    pthread_cond_t done; /* a slot was coded */
+    venc_lane *lanes;
+    venc_slot *slots;
+    int nlanes, nslots;
+    long put, take; /* frames queued, frames taken by lanes (under mu) */
+    long muxed;     /* frames muxed (the muxing thread's own) */
+    int quit;       /* no more frames: lanes exit once nothing is queued */
+    int stop;       /* abandoning: lanes skip what is still queued */
+} venc_par;
 
 struct venc_writer {
     so_file *out;
     int kind;
     AVFormatContext *oc;
-    AVCodecContext *enc;
+    AVCodecContext *enc; /* the encoder (lane 0 when frame-parallel) */
     AVStream *st;
     AVFrame *frame;
     AVPacket *pkt;
+    AVBufferPool *pool; /* mkv: gray8 picture buffers, linesize a row */
+    int linesize;
+    venc_par *par;      /* mkv, frame-parallel; NULL: coded in venc_put */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
     int w, h;          /* the edge maps' size */
     int cw, ch;        /* the coded size (padded for 4:2:0) */
@@ -900,6 +961,8 @@ struct venc_writer {
     ts_entry *ts;      /* durations of frames inside the encoder, by pts */
     size_t nts, cap_ts;
 };
+
+static int mux_packet(venc_writer *w, AVPacket *pkt);
 
 int venc_format_ok(const char *ext)
 {
@@ -970,6 +1033,345 @@ static int cpu_threads(int t)
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
+/* How many FFV1 encoders code frames at once for `threads` threads (see
+ * VENC_LANE_THREADS), within the memory budget (VENC_MEM_DEFAULT). */
+static int ffv1_lanes(int w, int h, int threads, const venc_opts *o)
+{
+    /* the packet buffer, the frames in flight (two a lane) and the one
+     * the encoder holds */
+    double per = (double)w * h * (FFV1_PKT_BYTES_PER_PX + 3) + 16384;
+    double budget;
+    int n;
+
+    if (o && o->ffv1_lanes > 0) /* asked for (tests, benchmarks) */
+        return o->ffv1_lanes < VENC_MAX_LANES ? o->ffv1_lanes : VENC_MAX_LANES;
+    if (threads < 2)
+        return 1;
+    n = (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS;
+    if (n < 2)
+        n = 2;
+    if (n > VENC_MAX_LANES)
+        n = VENC_MAX_LANES;
+    if (o && o->mem_limit > 0) {
+        budget = (double)o->mem_limit;
+    } else {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        budget = (double)VENC_MEM_DEFAULT;
+        if (pages > 0 && psz > 0 && (double)pages * psz / VENC_RAM_SHARE < budget)
+            budget = (double)pages * psz / VENC_RAM_SHARE;
+    }
+    while (n > 1 && n * per > budget)
+        n--;
+    return n;
+}
+
+/* Allocates and opens one encoder with the writer's settings.  Called once,
+ * or once a lane for frame-parallel FFV1 (the same settings but for the
+ * slice threads, which do not change the bytes).  slices: FFV1's count (0:
+ * version 1); threads: the encoder's threads.  Returns 0 or an AVERROR. */
+static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pixfmt,
+                    int slices, int threads, const venc_opts *o, AVCodecContext **out)
+{
+    AVCodecContext *enc = avcodec_alloc_context3(codec);
+    AVDictionary *copts = NULL;
+    int ret;
+
+    *out = NULL;
+    if (!enc)
+        return AVERROR(ENOMEM);
+    enc->width = wr->cw;
+    enc->height = wr->ch;
+    enc->pix_fmt = pixfmt;
+    enc->time_base = wr->tb;
+    enc->framerate = wr->fps;
+    enc->sample_aspect_ratio = (AVRational){1, 1};
+    /* Edge values are 0..255 as they are: full range, so players show
+     * 255 as white instead of clipping 235..255. */
+    enc->color_range = AVCOL_RANGE_JPEG;
+    enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
+    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
+        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+    if (wr->kind == VENC_MKV) {
+        enc->gop_size = 1;  /* every frame self-contained */
+        if (slices > 0) {
+            enc->level = 3; /* FFV1 version 3: slices, CRCs */
+            enc->slices = slices;
+            enc->thread_count = threads;
+            enc->thread_type = FF_THREAD_SLICE;
+            av_dict_set(&copts, "slicecrc", "1", 0);
+        } else {
+            enc->level = 1; /* tiny frames: one slice, no header grid */
+        }
+    } else if (wr->kind == VENC_MP4) {
+        char crf[16];
+        /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
+         * without B-frames every pts stays where it was given. */
+        if (!strcmp(so_path(wr->out), so_name(wr->out)))
+            enc->max_b_frames = 0;
+        snprintf(crf, sizeof crf, "%d", o && o->crf > 0 ? o->crf : VENC_DEFAULT_CRF);
+        av_dict_set(&copts, "crf", crf, 0);
+        if (o && o->preset)
+            av_dict_set(&copts, "preset", o->preset, 0);
+        enc->thread_count = o && o->threads > 0 ? o->threads : 0;
+    }
+    ret = avcodec_open2(enc, codec, &copts);
+    av_dict_free(&copts);
+    if (ret < 0) {
+        avcodec_free_context(&enc);
+        return ret;
+    }
+    *out = enc;
+    return 0;
+}
+
+/* A gray8 picture from the writer's pool.  FFV1 keeps a reference to the
+ * last frame it coded, so the frame given before is not writable yet:
+ * av_frame_make_writable would allocate a new buffer and copy stale pixels
+ * into it every frame; a pooled buffer comes back once FFV1 lets it go. */
+static int pool_frame(venc_writer *w, AVFrame *f)
+{
+    av_frame_unref(f);
+    f->buf[0] = av_buffer_pool_get(w->pool);
+    if (!f->buf[0])
+        return AVERROR(ENOMEM);
+    f->data[0] = f->buf[0]->data;
+    f->linesize[0] = w->linesize;
+    f->format = AV_PIX_FMT_GRAY8;
+    f->width = w->cw;
+    f->height = w->ch;
+    f->color_range = AVCOL_RANGE_JPEG;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Frame-parallel FFV1 lanes
+
+/* One frame through a lane's encoder.  FFV1 returns each frame's packet
+ * at once (one packet a frame, in order); an encoder that held one back
+ * would break the one-packet-a-slot bookkeeping, so that is an error. */
+static int lane_code(AVCodecContext *enc, venc_slot *s)
+{
+    int ret = avcodec_send_frame(enc, s->frame);
+    if (ret < 0)
+        return ret;
+    ret = avcodec_receive_packet(enc, s->pkt);
+    return ret == AVERROR(EAGAIN) || ret == AVERROR_EOF ? AVERROR_BUG : ret;
+}
+
+static void *lane_main(void *arg)
+{
+    venc_lane *l = arg;
+    venc_par *p = l->par;
+
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        venc_slot *s;
+        int err, skip;
+        while (!p->quit && p->take == p->put)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->take == p->put)
+            break; /* quit, and nothing queued */
+        s = &p->slots[p->take++ % p->nslots];
+        skip = p->stop;
+        pthread_mutex_unlock(&p->mu);
+        /* an interrupted run muxes nothing more: skip, do not code */
+        err = skip || sig_stop ? AVERROR_EXIT : lane_code(l->enc, s);
+        pthread_mutex_lock(&p->mu);
+        s->err = err < 0 ? err : 0;
+        s->done = 1;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Frees the lanes (their threads must have ended) and the slots; lane 0's
+ * encoder is w->enc and stays. */
+static void par_free(venc_writer *w)
+{
+    venc_par *p = w->par;
+    if (!p)
+        return;
+    w->par = NULL;
+    for (int i = 1; p->lanes && i < p->nlanes; i++)
+        avcodec_free_context(&p->lanes[i].enc);
+    for (int i = 0; p->slots && i < p->nslots; i++) {
+        av_frame_free(&p->slots[i].frame);
+        av_packet_free(&p->slots[i].pkt);
+    }
+    free(p->lanes);
+    free(p->slots);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+/* Opens lanes 1..n-1 beside w->enc (lane 0) and the ring of slots.
+ * Returns 0, or an AVERROR (then nothing is left allocated).  A lane whose
+ * extradata differs from lane 0's would write other bytes than the header
+ * promises: AVERROR_BUG (never seen; the caller falls back to one lane). */
+static int par_init(venc_writer *w, const AVCodec *codec, int slices, int nlanes,
+                    int lane_threads, const venc_opts *o)
+{
+    venc_par *p = calloc(1, sizeof *p);
+    int ret = AVERROR(ENOMEM);
+
+    if (!p)
+        return ret;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    w->par = p;
+    p->nlanes = nlanes;
+    /* two frames a lane: one being coded, one queued or waiting to be
+     * muxed behind a slower lane */
+    p->nslots = 2 * nlanes;
+    p->lanes = calloc((size_t)nlanes, sizeof *p->lanes);
+    p->slots = calloc((size_t)p->nslots, sizeof *p->slots);
+    if (!p->lanes || !p->slots)
+        goto fail;
+    for (int i = 0; i < p->nslots; i++)
+        if (!(p->slots[i].frame = av_frame_alloc()) || !(p->slots[i].pkt = av_packet_alloc()))
+            goto fail;
+    p->lanes[0].enc = w->enc;
+    for (int i = 0; i < nlanes; i++) {
+        AVCodecContext *e;
+        p->lanes[i].par = p;
+        if (i == 0)
+            continue;
+        ret = enc_open(w, codec, AV_PIX_FMT_GRAY8, slices, lane_threads, o, &p->lanes[i].enc);
+        if (ret < 0)
+            goto fail;
+        e = p->lanes[i].enc;
+        if (e->extradata_size != w->enc->extradata_size ||
+            (e->extradata_size > 0 &&
+             memcmp(e->extradata, w->enc->extradata, (size_t)e->extradata_size))) {
+            ret = AVERROR_BUG;
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    par_free(w);
+    return ret;
+}
+
+/* Starts the lanes' threads (they inherit the caller's blocked signals).
+ * Returns how many started. */
+static int par_start(venc_writer *w)
+{
+    venc_par *p = w->par;
+    int n = 0;
+    for (int i = 0; i < p->nlanes; i++)
+        if (pthread_create(&p->lanes[i].th, NULL, lane_main, &p->lanes[i]) == 0) {
+            p->lanes[i].running = 1;
+            n++;
+        }
+    return n;
+}
+
+/* Muxes the oldest queued frame once it is coded.  wait: block until it
+ * is; else only if it already is.  Returns 1 muxed, 0 nothing to mux,
+ * -1 failed (message printed or error recorded). */
+static int par_mux_one(venc_writer *w, int wait)
+{
+    venc_par *p = w->par;
+    venc_slot *s;
+    int err, rc = 1;
+
+    if (p->muxed == p->put) /* put changes on this thread only */
+        return 0;
+    s = &p->slots[p->muxed % p->nslots];
+    pthread_mutex_lock(&p->mu);
+    while (wait && !s->done)
+        pthread_cond_wait(&p->done, &p->mu);
+    if (!s->done) {
+        pthread_mutex_unlock(&p->mu);
+        return 0;
+    }
+    s->done = 0;
+    err = s->err;
+    pthread_mutex_unlock(&p->mu);
+    /* the slot is this thread's until it is queued again */
+    if (err < 0) {
+        venc_error(w, "encoding", err);
+        rc = -1;
+    } else if (!w->failed && mux_packet(w, s->pkt)) {
+        rc = -1;
+    }
+    av_packet_unref(s->pkt);
+    av_frame_unref(s->frame);
+    p->muxed++;
+    return w->failed ? -1 : rc;
+}
+
+/* The slot for the next frame: muxes what is ready, and when all slots
+ * are in flight waits for the oldest.  NULL: the output failed. */
+static venc_slot *par_slot(venc_writer *w)
+{
+    venc_par *p = w->par;
+    int r;
+    while ((r = par_mux_one(w, p->put - p->muxed >= p->nslots)) > 0)
+        ;
+    if (r < 0 || w->failed)
+        return NULL;
+    return &p->slots[p->put % p->nslots];
+}
+
+static void par_submit(venc_par *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->put++;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Ends the lanes: unless abandoning, every queued frame is coded and muxed
+ * first, then each encoder is flushed (FFV1 holds nothing back).  The
+ * threads are joined in every case.  Returns 0, or -1 (failed). */
+static int par_finish(venc_writer *w, int abandon)
+{
+    venc_par *p = w->par;
+    int rc = 0, r;
+
+    if (!abandon && !w->failed) {
+        while ((r = par_mux_one(w, 1)) > 0)
+            ;
+        if (r < 0)
+            rc = -1;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    if (abandon || rc || w->failed)
+        p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nlanes; i++)
+        if (p->lanes[i].running) {
+            pthread_join(p->lanes[i].th, NULL);
+            p->lanes[i].running = 0;
+        }
+    for (int i = 0; i < p->nlanes && !abandon && !w->failed; i++) {
+        int ret = avcodec_send_frame(p->lanes[i].enc, NULL);
+        if (ret >= 0) {
+            ret = avcodec_receive_packet(p->lanes[i].enc, w->pkt);
+            if (ret >= 0) {
+                av_packet_unref(w->pkt);
+                ret = AVERROR_BUG; /* a packet no frame is waiting for */
+            } else if (ret == AVERROR_EOF) {
+                ret = 0;
+            }
+        }
+        if (ret < 0)
+            venc_error(w, "flushing the encoder", ret);
+    }
+    return rc || w->failed ? -1 : 0;
+}
+
+// ---------------------------------------------------------------------------
+
 int venc_open(so_file *out, const char *format_ext, int w, int h,
               AVRational time_base, AVRational fps, const venc_opts *o,
               venc_writer **wp)
@@ -980,8 +1382,8 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     const char *name = so_name(out);
     char eb[AV_ERROR_MAX_STRING_SIZE], ext[16];
     enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
-    AVDictionary *copts = NULL, *mopts = NULL;
-    int direct, ret;
+    AVDictionary *mopts = NULL;
+    int direct, ret, slices = 0, threads = 0, nlanes = 1;
 
     pthread_once(&log_once, log_init);
     *wp = NULL;
@@ -1043,53 +1445,32 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->oc->flags |= AVFMT_FLAG_BITEXACT;
     wr->oc->interrupt_callback.callback = interrupt_cb;
     if (!(wr->st = avformat_new_stream(wr->oc, NULL)) ||
-        !(wr->enc = avcodec_alloc_context3(codec)) ||
         !(wr->frame = av_frame_alloc()) || !(wr->pkt = av_packet_alloc()))
         goto oom;
 
-    wr->enc->width = wr->cw;
-    wr->enc->height = wr->ch;
-    wr->enc->pix_fmt = pixfmt;
-    wr->enc->time_base = wr->tb;
-    wr->enc->framerate = wr->fps;
-    wr->enc->sample_aspect_ratio = (AVRational){1, 1};
-    /* Edge values are 0..255 as they are: full range, so players show
-     * 255 as white instead of clipping 235..255. */
-    wr->enc->color_range = AVCOL_RANGE_JPEG;
-    wr->enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
-    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
-        wr->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-
     if (wr->kind == VENC_MKV) {
-        int threads = cpu_threads(o ? o->threads : 0);
-        int slices = ffv1_slices(w, h, threads);
-        wr->enc->gop_size = 1;  /* every frame self-contained */
-        if (slices > 0) {
-            wr->enc->level = 3; /* FFV1 version 3: slices, CRCs */
-            wr->enc->slices = slices;
-            wr->enc->thread_count = threads;
-            wr->enc->thread_type = FF_THREAD_SLICE;
-            av_dict_set(&copts, "slicecrc", "1", 0);
-        } else {
-            wr->enc->level = 1; /* tiny frames: one slice, no header grid */
-        }
-    } else if (wr->kind == VENC_MP4) {
-        char crf[16];
-        /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
-         * without B-frames every pts stays where it was given. */
-        if (!strcmp(so_path(out), name))
-            wr->enc->max_b_frames = 0;
-        snprintf(crf, sizeof crf, "%d", o && o->crf > 0 ? o->crf : VENC_DEFAULT_CRF);
-        av_dict_set(&copts, "crf", crf, 0);
-        if (o && o->preset)
-            av_dict_set(&copts, "preset", o->preset, 0);
-        wr->enc->thread_count = o && o->threads > 0 ? o->threads : 0;
+        /* The slice count follows --threads as it always has (the bytes
+         * depend on it); the threads are then split between encoders
+         * working on successive frames (ffv1_lanes) and their slices. */
+        threads = cpu_threads(o ? o->threads : 0);
+        slices = ffv1_slices(w, h, threads);
+        if (slices > 0)
+            nlanes = ffv1_lanes(w, h, threads, o);
+        if (nlanes > 1)
+            threads = threads / nlanes > 0 ? threads / nlanes : 1;
     }
-    ret = avcodec_open2(wr->enc, codec, &copts);
+    ret = enc_open(wr, codec, pixfmt, slices, threads, o, &wr->enc);
     if (ret < 0) {
         ge_err(name, "cannot open the %s encoder (%dx%d): %s", codec->name,
                wr->cw, wr->ch, err_str(ret, eb, sizeof eb));
         goto fail;
+    }
+    if (nlanes > 1) {
+        ret = par_init(wr, codec, slices, nlanes, threads, o);
+        if (ret == AVERROR(ENOMEM))
+            goto oom;
+        /* any other failure: one encoder (with fewer threads) still
+         * writes the same bytes */
     }
     ret = avcodec_parameters_from_context(wr->st->codecpar, wr->enc);
     if (ret < 0)
@@ -1098,12 +1479,19 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->st->avg_frame_rate = wr->fps;
     wr->st->r_frame_rate = wr->fps;
 
-    wr->frame->format = pixfmt;
-    wr->frame->width = wr->cw;
-    wr->frame->height = wr->ch;
-    wr->frame->color_range = AVCOL_RANGE_JPEG;
-    if (av_frame_get_buffer(wr->frame, 0) < 0)
-        goto oom;
+    if (wr->kind == VENC_MKV) {
+        wr->linesize = FFALIGN(wr->cw, 64);
+        wr->pool = av_buffer_pool_init((size_t)wr->linesize * wr->ch + 64, NULL);
+        if (!wr->pool || pool_frame(wr, wr->frame) < 0)
+            goto oom;
+    } else {
+        wr->frame->format = pixfmt;
+        wr->frame->width = wr->cw;
+        wr->frame->height = wr->ch;
+        wr->frame->color_range = AVCOL_RANGE_JPEG;
+        if (av_frame_get_buffer(wr->frame, 0) < 0)
+            goto oom;
+    }
 
     /* A regular output is a seekable temp file (the muxers write their
      * indexes at the end); a direct one (stdout, pipe, device) streams
@@ -1139,15 +1527,20 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         venc_error(wr, "writing the header", ret);
         goto fail;
     }
-    av_dict_free(&copts);
     av_dict_free(&mopts);
+    if (wr->par && par_start(wr) == 0)
+        par_free(wr); /* no thread: code in venc_put instead */
+    if (ge_verbose && wr->kind == VENC_MKV)
+        ge_note("%s: FFV1 %dx%d, %d slice%s, %d encoder%s of %d thread%s", name, w, h,
+                slices, slices == 1 ? "" : "s", wr->par ? wr->par->nlanes : 1,
+                wr->par && wr->par->nlanes > 1 ? "s" : "",
+                wr->enc->thread_count, wr->enc->thread_count == 1 ? "" : "s");
     *wp = wr;
     return 0;
 
 oom:
     ge_err(name, "cannot encode video: %s", strerror(ENOMEM));
 fail:
-    av_dict_free(&copts);
     av_dict_free(&mopts);
     if (wr)
         wr->failed = 1;
@@ -1184,6 +1577,26 @@ static int64_t ts_take(venc_writer *w, int64_t pts)
     return 0;
 }
 
+/* Muxes one packet from the encoder (or a lane's, with the same time
+ * base).  The packet is unreferenced.  0, or -1 (failed). */
+static int mux_packet(venc_writer *w, AVPacket *pkt)
+{
+    int ret;
+    if (pkt->pts != AV_NOPTS_VALUE) {
+        int64_t d = ts_take(w, pkt->pts);
+        if (d > 0)
+            pkt->duration = d;
+    }
+    av_packet_rescale_ts(pkt, w->enc->time_base, w->st->time_base);
+    pkt->stream_index = w->st->index;
+    ret = av_interleaved_write_frame(w->oc, pkt); /* unrefs pkt */
+    if (ret < 0) {
+        venc_error(w, "writing", ret);
+        return -1;
+    }
+    return 0;
+}
+
 /* Receives every packet the encoder has ready and muxes it. */
 static int drain_packets(venc_writer *w)
 {
@@ -1195,18 +1608,8 @@ static int drain_packets(venc_writer *w)
             venc_error(w, "encoding", ret);
             return -1;
         }
-        if (w->pkt->pts != AV_NOPTS_VALUE) {
-            int64_t d = ts_take(w, w->pkt->pts);
-            if (d > 0)
-                w->pkt->duration = d;
-        }
-        av_packet_rescale_ts(w->pkt, w->enc->time_base, w->st->time_base);
-        w->pkt->stream_index = w->st->index;
-        ret = av_interleaved_write_frame(w->oc, w->pkt); /* unrefs pkt */
-        if (ret < 0) {
-            venc_error(w, "writing", ret);
+        if (mux_packet(w, w->pkt))
             return -1;
-        }
     }
 }
 
@@ -1228,10 +1631,23 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                 width, height, w->w, w->h);
         w->size_noted = 1;
     }
-    f = w->frame;
-    /* The encoder may still hold the last frame (a reference): copy on
-     * write, as doc/examples/muxing.c does. */
-    ret = av_frame_make_writable(f);
+    if (w->par) {
+        /* a free slot (muxing what is done), a fresh pooled picture */
+        venc_slot *s = par_slot(w);
+        if (!s)
+            return -1;
+        f = s->frame;
+        ret = pool_frame(w, f);
+    } else {
+        f = w->frame;
+        /* The encoder may still hold the last frame (a reference): FFV1
+         * always does, others seldom; copy on write, as
+         * doc/examples/muxing.c does, or a pooled buffer for FFV1. */
+        if (w->pool)
+            ret = av_frame_is_writable(f) ? 0 : pool_frame(w, f);
+        else
+            ret = av_frame_make_writable(f);
+    }
     if (ret < 0) {
         venc_error(w, "allocating a frame", ret);
         return -1;
@@ -1276,15 +1692,19 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
     }
     f->pts = pts;
     f->pkt_duration = duration;
-    ret = avcodec_send_frame(w->enc, f);
-    if (ret < 0) {
-        venc_error(w, "encoding", ret);
-        return -1;
+    if (w->par) {
+        par_submit(w->par);
+    } else {
+        ret = avcodec_send_frame(w->enc, f);
+        if (ret < 0) {
+            venc_error(w, "encoding", ret);
+            return -1;
+        }
     }
     w->last_pts = pts;
     w->last_dur = duration;
     w->nput++;
-    return drain_packets(w);
+    return w->par ? 0 : drain_packets(w);
 }
 
 int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
@@ -1304,13 +1724,18 @@ int venc_close(venc_writer **wp, int abandon)
         return 0;
     w = *wp;
     *wp = NULL;
+    if (w->par)
+        par_finish(w, abandon || w->failed); /* failures set w->failed */
     if (!abandon && !w->failed) {
-        /* flush: a NULL frame, then every packet up to AVERROR_EOF */
-        ret = avcodec_send_frame(w->enc, NULL);
-        if (ret < 0 && ret != AVERROR_EOF)
-            venc_error(w, "flushing the encoder", ret);
-        else
-            drain_packets(w);
+        /* flush: a NULL frame, then every packet up to AVERROR_EOF (the
+         * lanes were flushed above) */
+        if (!w->par) {
+            ret = avcodec_send_frame(w->enc, NULL);
+            if (ret < 0 && ret != AVERROR_EOF)
+                venc_error(w, "flushing the encoder", ret);
+            else
+                drain_packets(w);
+        }
         if (!w->failed) {
             ret = av_write_trailer(w->oc);
             if (ret < 0)
@@ -1338,10 +1763,12 @@ int venc_close(venc_writer **wp, int abandon)
     }
     if (abandon && !w->failed)
         rc = 0; /* abandoning on purpose is not a failure of ours */
+    par_free(w);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);
     av_frame_free(&w->frame);
     av_packet_free(&w->pkt);
+    av_buffer_pool_uninit(&w->pool);
     free(w->ts);
     free(w);
     return rc;

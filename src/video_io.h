@@ -27,11 +27,22 @@
  *
  * Writing: venc_open / venc_put / venc_close into an so_file (safeout.h):
  *   "mkv"  FFV1 version 3 (level 3), gray8, lossless, slice CRCs, every
- *          frame a keyframe, slice-threaded with at least 4 slices (more
- *          with more threads); every frame's pts and duration kept (VFR).
+ *          frame a keyframe, with at least 4 slices (more with more
+ *          threads: the count, and so the bytes, follow venc_opts.threads
+ *          as they always have); every frame's pts and duration kept (VFR).
  *          Frames too small for a 4-slice grid (FFmpeg 5.1's v3 slice
  *          header cannot code a grid as wide or as high as the frame:
  *          1- and 2-pixel sides) are written as FFV1 version 1.
+ *          With 2 threads or more, several encoders with the same settings
+ *          code successive frames at once (every frame stands alone) on
+ *          threads of this module, the threads split between them and
+ *          their slices, and the packets are muxed in frame order: the
+ *          same bytes as one encoder.  venc_put then only copies the frame
+ *          into a free slot (waiting while all are in flight, muxing the
+ *          finished ones); an encoder's error surfaces at a later
+ *          venc_put or at venc_close.  Each encoder holds FFmpeg 5.1's
+ *          worst-case packet buffer (148 bytes a pixel: 1.2 GB at 4K), so
+ *          their number is also bounded by memory (venc_opts.mem_limit).
  *   "mp4"  H.264 (libx264) yuv420p, Y = edge value, chroma 128, tagged
  *          full range (AVCOL_RANGE_JPEG, the VUI full-range flag) so that
  *          0..255 means black..white; CRF 18 by default.  Odd widths or
@@ -175,6 +186,12 @@ typedef struct venc_opts {
     int crf;             /* mp4: x264 CRF; 0 = default (18) */
     const char *preset;  /* mp4: x264 preset; NULL = x264's default */
     int y4m_yuv420;      /* y4m: yuv420p (chroma 128) instead of gray */
+    size_t mem_limit;    /* mkv: memory for the frame-parallel encoders
+                            (--mem-limit); 0 = 3 GiB or 1/8 of RAM,
+                            whichever is less */
+    int ffv1_lanes;      /* mkv: encoders coding successive frames at once;
+                            0 = from threads and memory; > 0 (tests,
+                            benchmarks) as asked, up to 16 */
 } venc_opts;
 
 typedef struct venc_writer venc_writer;

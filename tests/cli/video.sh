@@ -126,6 +126,26 @@ else
 fi
 rm -f a2.mkv b1.mp4 b2.mp4
 
+# frame-parallel FFV1: from 2 threads on, several encoders code successive
+# frames at once.  --threads 1..4 all ask FFV1 for 4 slices, so the bytes
+# must be those of --threads 1 (one encoder); and the frames are the exact
+# edge maps (the y4m, written without FFV1, holds them too)
+rawsum() { ffmpeg -nostdin -v error -i "$1" -f rawvideo -pix_fmt gray - 2>/dev/null | cksum; }
+ge $G --threads 1 a.mp4 t1.mkv
+why=
+[ "$RC" -eq 0 ] || add "--threads 1: exit $RC"
+for n in 2 3 4; do
+    ge $G --threads $n a.mp4 t$n.mkv
+    { [ "$RC" -eq 0 ] && cmp -s t1.mkv t$n.mkv; } || add "--threads $n: exit $RC or other bytes"
+done
+ge $G --threads 3 a.mp4 t3.y4m
+s_mkv=$(rawsum t3.mkv)
+s_y4m=$(rawsum t3.y4m)
+{ [ "$RC" -eq 0 ] && [ "${s_mkv#* }" = "$((160 * 120 * NA))" ] && [ "$s_mkv" = "$s_y4m" ]; } ||
+    add "mkv frames ($s_mkv) differ from the y4m's ($s_y4m)"
+check "mkv --threads 2, 3, 4 (parallel encoders) == --threads 1, byte for byte; frames == the y4m's" "$why"
+rm -f t1.mkv t2.mkv t3.mkv t4.mkv t3.y4m
+
 ge $G vfr.mp4 vfr.mkv
 why=
 [ "$RC" -eq 0 ] || add "exit $RC"

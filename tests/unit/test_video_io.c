@@ -822,7 +822,7 @@ static void test_mkv_tiny(void)
     char detail[200] = "", name[64];
     AVRational tb = {1, 25};
     for (int t = 0; t < 2; t++) {
-        venc_opts vo = {t ? 16 : 0, 0, NULL, 0};
+        venc_opts vo = {.threads = t ? 16 : 0};
         int bad = 0;
         for (size_t i = 0; i < sizeof sz / sizeof sz[0] && !bad; i++) {
             int w = sz[i][0], h = sz[i][1];
@@ -836,6 +836,117 @@ static void test_mkv_tiny(void)
         CHECK(!bad, t ? "mkv tiny and thin sizes, 16 threads, lossless"
                       : "mkv tiny and thin sizes (1x1 .. 64x9), lossless",
               "%s%s", bad ? name : "", detail);
+    }
+}
+
+/* 1 when the two files hold the same bytes. */
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb, ca, cb;
+    while (same) {
+        ca = getc(fa);
+        cb = getc(fb);
+        same = ca == cb;
+        if (ca == EOF || cb == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* Frame-parallel FFV1 (venc_opts.ffv1_lanes): each frame is a keyframe
+ * coded from itself alone by whichever encoder is free, the packets muxed
+ * in frame order, so any number of encoders must write the bytes one
+ * encoder writes, and decode to the exact edge maps.  Sizes with slices,
+ * odd ones, and thin ones that fall back to FFV1 version 1; fewer frames
+ * than encoders too.  --threads 1..4 all ask FFV1 for the same 4 slices:
+ * one encoder in venc_put (threads 1) is the reference. */
+static void test_mkv_parallel(void)
+{
+    static const int sz[][2] = {{640, 360}, {401, 299}, {33, 17}, {7, 4},
+                                {2, 2}, {1, 1}, {1, 37}, {97, 2}};
+    static const int64_t pts[] = {0, 40, 50, 130, 131, 500, 517, 600, 601, 700, 740};
+    static const int64_t dur[] = {40, 10, 80, 1, 369, 17, 60, 1, 99, 40, 40};
+    static const int cfg[][2] = {{1, 2}, {1, 3}, {2, 0}, {2, 2}, {3, 5}, {4, 0}, {4, 16}};
+    static const int counts[] = {1, 2, 11};
+    AVRational tb = {1, 1000};
+    char detail[200] = "", what[96] = "";
+    int bad = 0;
+
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0] && !bad; i++)
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0] && !bad; k++) {
+            int w = sz[i][0], h = sz[i][1], n = counts[k];
+            venc_opts ref = {.threads = 1};
+            if (write_edges(tpath("ref.mkv"), "mkv", w, h, n, tb, (AVRational){25, 1},
+                            pts, dur, &ref) ||
+                read_edges(tpath("ref.mkv"), w, h, n, pts, tb, 0, detail, sizeof detail)) {
+                snprintf(what, sizeof what, "%dx%d, %d frames, one encoder: ", w, h, n);
+                bad = 1;
+                break;
+            }
+            for (size_t c = 0; c < sizeof cfg / sizeof cfg[0] && !bad; c++) {
+                venc_opts vo = {.threads = cfg[c][0], .ffv1_lanes = cfg[c][1]};
+                if (write_edges(tpath("par.mkv"), "mkv", w, h, n, tb, (AVRational){25, 1},
+                                pts, dur, &vo) ||
+                    !same_bytes(tpath("ref.mkv"), tpath("par.mkv"))) {
+                    snprintf(what, sizeof what, "%dx%d, %d frames, threads %d, %d encoders: ",
+                             w, h, n, cfg[c][0], cfg[c][1]);
+                    snprintf(detail, sizeof detail, "not the same bytes");
+                    bad = 1;
+                }
+            }
+        }
+    CHECK(!bad, "mkv frame-parallel FFV1 (2..16 encoders, 1..11 frames, odd and thin "
+                "sizes): the bytes of one encoder, lossless", "%s%s", what, detail);
+
+    /* the errors of a parallel writer: a full disk, an abandoned output
+     * with frames in flight, an interruption */
+    if (access("/dev/full", W_OK) == 0) {
+        char msg[1024];
+        int lines, rc;
+        venc_opts vo = {.threads = 4, .ffv1_lanes = 3};
+        stderr_begin();
+        rc = write_edges("/dev/full", "mkv", 64, 64, 40, tb, (AVRational){25, 1}, NULL,
+                         NULL, &vo);
+        lines = stderr_end(msg, sizeof msg);
+        CHECK(rc != 0 && lines >= 1 && strstr(msg, "No space left"),
+              "mkv, 3 encoders, to /dev/full fails with the write error", "rc %d: %s", rc,
+              msg);
+    } else {
+        SKIP("mkv, 3 encoders, to /dev/full fails with the write error", "no /dev/full");
+    }
+    for (int stop = 0; stop < 2; stop++) {
+        so_file *out = NULL;
+        venc_writer *wr = NULL;
+        so_opts so = {1, 0};
+        venc_opts vo = {.threads = 2, .ffv1_lanes = 4};
+        uint8_t e[96 * 64];
+        char msg[1024] = "";
+        int ok = 0, lines, put = 0, rc = 0;
+        memset(e, 7, sizeof e);
+        stderr_begin();
+        if (so_open(&out, tpath("stop.mkv"), &so, NULL, 0) == 0 &&
+            venc_open(out, "mkv", 96, 64, tb, (AVRational){25, 1}, &vo, &wr) == 0) {
+            for (int i = 0; i < 6; i++)
+                put += venc_put(wr, e, 96, i * 40, 40) == 0;
+            if (stop)
+                sig_stop = SIGINT;
+            rc = venc_put(wr, e, 96, 240, 40);
+            ok = put == 6 && (stop ? rc == -1 : rc == 0);
+            /* abandoned with frames in flight: no hang, no message */
+            ok = venc_close(&wr, 1) == (stop ? -1 : 0) && ok;
+            sig_stop = 0;
+        }
+        so_abort(&out);
+        lines = stderr_end(msg, sizeof msg);
+        CHECK(ok && lines == 0 && count_tmp_files() == 0,
+              stop ? "mkv, 4 encoders, interrupted: venc_put -1 quietly, temp removed"
+                   : "mkv, 4 encoders, abandoned with frames in flight: quiet, temp removed",
+              "ok %d, %d lines: %s", ok, lines, msg);
     }
 }
 
@@ -1173,6 +1284,7 @@ int main(void)
     test_conversion();
     test_mkv_roundtrip();
     test_mkv_tiny();
+    test_mkv_parallel();
     test_size_change();
     test_y4m();
     test_stdin();
