@@ -640,9 +640,10 @@ static int engine_init(gpu_engine *e)
     }
     /* The fused kernel checks the radius against its tap table, sigma 0
      * (radius 0) included; the staged blur is not launched at radius 0. */
-    if (e->fused)
-        CUDA_TRY(fused_set_taps_gpu(&e->o->taps, e->comp));
-    else if (e->o->taps.radius > 0)
+    /* The staged engine needs the fused taps too: frames too big for its
+     * budget run as fused strips. */
+    CUDA_TRY(fused_set_taps_gpu(&e->o->taps, e->comp));
+    if (!e->fused && e->o->taps.radius > 0)
         CUDA_TRY(gaussian_set_taps_gpu(&e->o->taps, e->comp));
 end:
     return ret;
