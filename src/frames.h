@@ -36,12 +36,6 @@ typedef struct src_frame {
                                (video; ts = INT64_MIN when unknown) */
     double decode_ms; /* host time spent producing it */
     ge_frame f;       /* f.data points into the buffer the source filled */
-    /* CPU backend, image batches: the decode pool may have computed the
-     * edge map already (src/run.c); then edge (f.width x f.height, valid
-     * until the next call of next()) and hist are set, else NULL. */
-    const uint8_t *edge;
-    const uint64_t *hist;
-    double compute_ms;
 } src_frame;
 
 /* A source of frames.  next() fills *fr (reserving `buf` as needed) and

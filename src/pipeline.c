@@ -802,15 +802,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             pl.blur = blur.p;
         }
         t0 = ge_now();
-        if (fr.edge && !check) {
-            /* computed by the source's decode pool (one thread an image) */
-            r = 0;
-            pl.edge = (uint8_t *)fr.edge;
-            memcpy(pl.hist, fr.hist, sizeof pl.hist);
-            t0 = ge_now() - fr.compute_ms / 1e3;
-        } else {
-            r = cpu_process_limited(f, &o->params, o->threads, o->mem_limit, &pl, &sig_stop);
-        }
+        r = cpu_process_limited(f, &o->params, o->threads, o->mem_limit, &pl, &sig_stop);
         if (r == -2)
             break;
         if (r == -3) {

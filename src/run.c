@@ -14,7 +14,6 @@
 
 #include "gpu.h"
 #include "image_io.h"
-#include "cpu_backend.h"
 #include "pipeline.h"
 #include "refcheck.h"
 #include "report.h"
@@ -72,13 +71,6 @@ typedef struct run_ctx {
     int pf_outstanding, pf_max;
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
-    /* CPU backend: each decode task computes its image's edge map too
-     * (one thread an image, images in parallel) instead of the engine
-     * computing them one after another over all threads */
-    int inline_compute;
-    ge_params params;
-    host_buf pre_edge;   /* the precomputed map handed to the engine */
-    uint64_t pre_hist[GE_HIST_BINS];
     rep_stats *rep;
 } run_ctx;
 
@@ -90,9 +82,6 @@ typedef struct prefetch {
     int ok;
     img_image img;
     double ms;
-    uint8_t *edge;    /* inline_compute: the edge map, or NULL */
-    uint64_t hist[GE_HIST_BINS];
-    double cms;       /* its compute time */
 } prefetch;
 
 /* ------------------------------------------------------------------------ */
@@ -465,25 +454,9 @@ static void decode_task(void *arg)
     int ok;
     c->jobs[t->job].t_begin = t0;
     ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
-    t->ms = (ge_now() - t0) * 1e3;
-    t->edge = NULL;
-    if (ok && c->inline_compute) {
-        /* best effort: without memory the engine computes it */
-        ge_frame f = img_as_frame(&t->img);
-        ge_planes pl;
-        double t1 = ge_now();
-        memset(&pl, 0, sizeof pl);
-        pl.edge = malloc((size_t)f.width * f.height);
-        if (pl.edge && cpu_process(&f, &c->params, 1, &pl, &sig_stop) == 0) {
-            t->edge = pl.edge;
-            memcpy(t->hist, pl.hist, sizeof t->hist);
-            t->cms = (ge_now() - t1) * 1e3;
-        } else {
-            free(pl.edge);
-        }
-    }
     pthread_mutex_lock(&c->pf_mu);
     t->ok = ok;
+    t->ms = (ge_now() - t0) * 1e3;
     t->state = 2;
     pthread_cond_broadcast(&c->pf_cv);
     pthread_mutex_unlock(&c->pf_mu);
@@ -536,20 +509,6 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         return 0;
     bytes = (size_t)t->img.width * t->img.height * t->img.channels * t->img.bytes_per_sample;
     ok = host_buf_reserve(buf, bytes) == 0;
-    fr->edge = NULL;
-    fr->hist = NULL;
-    if (ok && t->edge) {
-        size_t npx = (size_t)t->img.width * t->img.height;
-        if (host_buf_reserve(&c->pre_edge, npx) == 0) {
-            memcpy(c->pre_edge.p, t->edge, npx);
-            memcpy(c->pre_hist, t->hist, sizeof c->pre_hist);
-            fr->edge = c->pre_edge.p;
-            fr->hist = c->pre_hist;
-            fr->compute_ms = t->cms;
-        }
-    }
-    free(t->edge);
-    t->edge = NULL;
     if (ok) {
         memcpy(buf->p, t->img.pixels, bytes);
         fr->f = img_as_frame(&t->img);
@@ -573,9 +532,6 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
 static int media_next(void *ctx, src_frame *fr, host_buf *buf)
 {
     run_ctx *c = ctx;
-    fr->edge = NULL; /* set only for a map the decode pool computed */
-    fr->hist = NULL;
-    fr->compute_ms = 0;
     prefetch_more(c);
     for (;;) {
         if (sig_stopped()) {
@@ -1016,19 +972,9 @@ int run_main(cli_opts *o)
     po.report = o->report ? &rep : NULL;
     po.check = &chk;
 
-    /* GPU or CPU: --backend, or auto's start-up policy (auto_wants_gpu);
-     * a GPU wanted but not usable falls back to the CPU below. */
-    const int want_gpu = o->backend == CLI_BACKEND_GPU ||
-                         (o->backend == CLI_BACKEND_AUTO && auto_wants_gpu(&c));
-
     /* Several images: decode ahead and encode behind on all cores (stb is
      * single-threaded per image).  Best effort: without the pools (no
-     * memory or threads) images are decoded and encoded in line.  On the
-     * CPU backend each decode task also computes its image's edge map, one
-     * thread an image (not with --cpu-ref, which checks the engine's own
-     * planes, nor --mem-limit, which bounds the engine's bands). */
-    c.params = o->p;
-    c.inline_compute = !want_gpu && !o->cpu_ref_every && !o->mem_limit;
+     * memory or threads) images are decoded and encoded in line. */
     if (c.njobs > 1) {
         int n = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
         n = n < 1 ? 1 : n > 32 ? 32 : n;
@@ -1045,7 +991,7 @@ int run_main(cli_opts *o)
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
      * small image-only runs on the CPU, where starting CUDA would cost more
      * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && !want_gpu) {
+    if (o->backend == CLI_BACKEND_AUTO && !auto_wants_gpu(&c)) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
@@ -1129,12 +1075,9 @@ end:
     wp_destroy(&c.enc_pool);
     wp_destroy(&c.dec_pool); /* images still decoding ahead finish first */
     for (int i = 0; c.pf && i < c.njobs; i++)
-        if (c.pf[i].state == 2 && c.pf[i].ok) {
+        if (c.pf[i].state == 2 && c.pf[i].ok)
             img_free(&c.pf[i].img);
-            free(c.pf[i].edge);
-        }
     free(c.pf);
-    host_buf_free(&c.pre_edge);
     pthread_mutex_destroy(&c.pf_mu);
     pthread_cond_destroy(&c.pf_cv);
     for (int i = 0; i < c.njobs; i++) {
