@@ -30,6 +30,11 @@
  * No device-wide synchronisation and no cudaFree/cudaFreeHost in the loop,
  * except when a larger frame makes a buffer grow (with headroom, so a batch
  * of equal frames grows once).
+ *
+ * Huge frames: a frame whose buffers exceed one slot's share of the memory
+ * budget (--mem-limit, else 80 % of the free GPU memory) is enqueued as
+ * horizontal strips (submit_strips; windows planned by strips.c), through
+ * two halves of the slot's device buffers ordered by the s_* events.
  */
 #include "pipeline.h"
 
