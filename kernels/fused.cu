@@ -1048,38 +1048,6 @@ static cudaError_t prepare_kernel(fused_fn fn, int idx, size_t shm,
     return cudaSuccess;
 }
 
-/* Every input row the kernel reads — border-mapped virtual rows
- * [y0 - 1 - r, y0 + rows + r] — lies in [in_y0, in_y0 + in_rows). */
-static bool rows_ok(int H, int in_y0, int in_rows, int y0, int rows, int r,
-                    int border)
-{
-    if (H <= 0 || y0 < 0 || rows < 0 || y0 > H - rows || in_rows < 0 ||
-        in_y0 < 0 || in_y0 > H - in_rows)
-        return false;
-    const long lo = (long)y0 - 1 - r, hi = (long)y0 + rows + r;
-    long mlo = H, mhi = -1;
-    /* the part inside the image maps to itself */
-    const long ilo = lo < 0 ? 0 : lo, ihi = hi > H - 1 ? H - 1 : hi;
-    if (ilo <= ihi) {
-        mlo = ilo;
-        mhi = ihi;
-    }
-    for (long v = lo; v <= hi; v++) { /* at most r + 1 rows each side */
-        if (v >= 0 && v < H) {
-            v = H - 1; /* skip the interior */
-            continue;
-        }
-        const int m = map_border((int)v, H, border);
-        if (m < 0)
-            continue;
-        if (m < mlo)
-            mlo = m;
-        if (m > mhi)
-            mhi = m;
-    }
-    return mhi < 0 || (mlo >= in_y0 && mhi < (long)in_y0 + in_rows);
-}
-
 extern "C" cudaError_t fused_set_taps_gpu(const ge_taps *t,
                                           cudaStream_t stream)
 {
@@ -1114,7 +1082,8 @@ extern "C" cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
         return cudaGetLastError();
     if (!f->data || !edge ||
         f->stride < (size_t)W * f->channels * f->bytes_per_sample ||
-        !rows_ok(H, in_y0, f->height, y0, rows, radius, p->border))
+        /* every row the kernel reads: virtual rows y0 - 1 - r .. y0 + rows + r */
+        !window_holds(H, in_y0, f->height, y0, rows, radius + 1, p->border))
         return cudaErrorInvalidValue;
 
     fused_args a;

@@ -57,41 +57,6 @@ static int h_radius = -1;
 
 // Border mapping, SPEC §1.5: map_border() in border.h.
 
-/* True when every row the outputs [y0, y0+rows) map to (radius r, border)
- * lies in the window [in_y0, in_y0+in_rows) of an image of height H. */
-static bool window_ok(int H, int in_y0, int in_rows, int y0, int rows, int r,
-                      int border)
-{
-    if (H <= 0 || y0 < 0 || rows < 0 || y0 > H - rows || in_rows < 0 ||
-        in_y0 < 0 || in_y0 > H - in_rows)
-        return false;
-    long lo = (long)H, hi = -1;
-    /* rows whose taps all fall inside the image map to themselves */
-    const int ya = y0 > r ? y0 : r;
-    const int yb = (y0 + rows - 1) < (H - 1 - r) ? (y0 + rows - 1) : (H - 1 - r);
-    if (ya <= yb) {
-        lo = ya - r;
-        hi = (long)yb + r;
-    }
-    /* the rest (at most 2r rows) tap by tap */
-    for (int y = y0; y < y0 + rows; y++) {
-        if (y >= r && y <= H - 1 - r) {
-            y = H - 1 - r; /* skip the interior: next is row H - r */
-            continue;
-        }
-        for (int k = -r; k <= r; k++) {
-            const int m = map_border(y + k, H, border);
-            if (m < 0)
-                continue;
-            if (m < lo)
-                lo = m;
-            if (m > hi)
-                hi = m;
-        }
-    }
-    return hi < 0 || (lo >= in_y0 && hi < (long)in_y0 + in_rows);
-}
-
 // ---------------------------------------------------------------------------
 __global__ void __launch_bounds__(32 * BH_ROWS)
     blur_h_kernel(const float *__restrict__ in, size_t in_pitch,
@@ -277,7 +242,7 @@ extern "C" cudaError_t blur_v_gpu(const float *in, int in_pitch, int width,
     if (!in || !out || h_radius < 0)
         return cudaErrorInvalidValue;
     const int r = h_radius;
-    if (!window_ok(H, in_y0, in_rows, y0, rows, r, border))
+    if (!window_holds(H, in_y0, in_rows, y0, rows, r, border))
         return cudaErrorInvalidValue;
     if (r == 0) {
         const float *src = in + (size_t)(y0 - in_y0) * in_pitch;

@@ -40,27 +40,6 @@
 
 // Border mapping, SPEC §1.5: map_border() in border.h.
 
-/* Every row the outputs [y0, y0+rows) read (offsets -1..1, mapped against
- * H) lies in [in_y0, in_y0 + in_rows). */
-static bool window_ok(int H, int in_y0, int in_rows, int y0, int rows,
-                      int border)
-{
-    if (H <= 0 || y0 < 0 || rows < 0 || y0 > H - rows || in_rows < 0 ||
-        in_y0 < 0 || in_y0 > H - in_rows)
-        return false;
-    long lo = (long)H, hi = -1;
-    const int ys[2] = {y0, y0 + rows - 1}; /* the extreme rows suffice */
-    for (int e = 0; e < 2; e++)
-        for (int k = -1; k <= 1; k++) {
-            const int m = map_border(ys[e] + k, H, border);
-            if (m < 0)
-                continue;
-            lo = m < lo ? m : lo;
-            hi = m > hi ? m : hi;
-        }
-    return hi < 0 || (lo >= in_y0 && hi < (long)in_y0 + in_rows);
-}
-
 struct sobel_params {
     float scale, threshold;
     int use_threshold, invert;
@@ -172,7 +151,7 @@ extern "C" cudaError_t sobel_gpu(const float *blur, int blur_pitch,
         return cudaErrorInvalidValue;
     if (width == 0 || rows == 0)
         return cudaGetLastError();
-    if (!blur || !edge || !window_ok(H, in_y0, in_rows, y0, rows, p->border))
+    if (!blur || !edge || !window_holds(H, in_y0, in_rows, y0, rows, 1, p->border))
         return cudaErrorInvalidValue;
 
     sobel_params sp;

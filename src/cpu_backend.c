@@ -60,28 +60,6 @@
  * border) — the rule the kernels use too (kernels/border.h). */
 #define cb_map map_border
 
-/* The smallest and largest row that indices a..b (inclusive) map to.  The
- * mappings are 1-Lipschitz, so the image of a run is a run no longer than
- * it: band scratch sized for the run always holds it.  Returns 0 when every
- * index falls outside (zero border). */
-static int cb_map_range(int a, int b, int n, int border, int *lo, int *hi)
-{
-    int l = INT_MAX, h = -1, i;
-
-    for (i = a; i <= b; i++) {
-        int j = cb_map(i, n, border);
-        if (j < 0)
-            continue;
-        if (j < l)
-            l = j;
-        if (j > h)
-            h = j;
-    }
-    *lo = l;
-    *hi = h;
-    return h >= 0;
-}
-
 // ---------------------------------------------------------------------------
 // Row kernels: scalar bodies (always inlined, so each instantiation below
 // gets its target's fmaf), then the AVX2 loops that fall back to them for
@@ -413,8 +391,8 @@ static void cb_band(cb_worker *wk, int band)
     /* Sobel reads blurred rows y0-1..y1, the vertical blur of those reads
      * horizontal rows r further out; both through the border mapping.  Row
      * y0 itself is always among them, so neither range is empty. */
-    cb_map_range(y0 - 1, y1, h, bd, &blo, &bhi);
-    cb_map_range(blo - r, bhi + r, h, bd, &hlo, &hhi);
+    map_range(y0 - 1, y1, h, bd, &blo, &bhi);
+    map_range(blo - r, bhi + r, h, bd, &hlo, &hhi);
 
     for (y = hlo; y <= hhi; y++) {
         float *g = wk->pad + r;
@@ -498,30 +476,28 @@ static void *cb_worker_main(void *arg)
     return NULL;
 }
 
-static size_t cb_band_nh(const cb_job *j)
+/* Rows of horizontal blur (nh) and of blur (nb) a band of band_rows rows
+ * holds: its rows plus the halos map_range gives, never more than the
+ * image has. */
+static size_t cb_rows_nh(int height, int r, int band_rows)
 {
-    size_t nh = (size_t)j->band_rows + 2 + 2 * (size_t)j->r;
-    return nh > (size_t)j->h ? (size_t)j->h : nh;
+    size_t nh = (size_t)band_rows + 2 + 2 * (size_t)r;
+    return nh > (size_t)height ? (size_t)height : nh;
 }
 
-static size_t cb_band_nb(const cb_job *j)
+static size_t cb_rows_nb(int height, int band_rows)
 {
-    size_t nb = (size_t)j->band_rows + 2;
-    return nb > (size_t)j->h ? (size_t)j->h : nb;
+    size_t nb = (size_t)band_rows + 2;
+    return nb > (size_t)height ? (size_t)height : nb;
 }
 
-/* Floats of scratch one worker needs for bands of band_rows rows (see
- * cb_map_range): pad + hrows + brows + zero; SIZE_MAX on overflow. */
+/* Floats of scratch one worker needs: pad + hrows + brows + zero;
+ * SIZE_MAX on overflow. */
 static size_t cb_scratch_floats(int width, int height, int r, int band_rows)
 {
     const size_t w = (size_t)width;
-    size_t nh = (size_t)band_rows + 2 + 2 * (size_t)r;
-    size_t nb = (size_t)band_rows + 2;
+    const size_t nh = cb_rows_nh(height, r, band_rows), nb = cb_rows_nb(height, band_rows);
 
-    if (nh > (size_t)height)
-        nh = (size_t)height;
-    if (nb > (size_t)height)
-        nb = (size_t)height;
     if (nh > SIZE_MAX / sizeof(float) / 4 / w ||
         nb > SIZE_MAX / sizeof(float) / 4 / (w + 2))
         return SIZE_MAX;
@@ -553,8 +529,8 @@ static int cb_worker_init(cb_worker *wk, cb_job *j)
         return -1;
     wk->pad = wk->mem;
     wk->hrows = wk->pad + w + 2 * (size_t)j->r;
-    wk->brows = wk->hrows + cb_band_nh(j) * w;
-    wk->zero = wk->brows + cb_band_nb(j) * (w + 2);
+    wk->brows = wk->hrows + cb_rows_nh(j->h, j->r, j->band_rows) * w;
+    wk->zero = wk->brows + cb_rows_nb(j->h, j->band_rows) * (w + 2);
     memset(wk->zero, 0, (w + 2) * sizeof(float));
     return 0;
 }

@@ -200,8 +200,8 @@ typedef struct gpu_engine {
     float *d_grey, *d_blur_h, *d_blur;
     size_t plane_cap; /* pixels */
     size_t budget;    /* GPU memory for frame buffers, all slots (bytes) */
-    int exact;        /* --mem-limit: device buffers without headroom */
     long strip_frames;
+    int strip_job;    /* the last job told about its strips (-v) */
     int fatal;        /* atomic */
     int stopped;
 } gpu_engine;
@@ -357,10 +357,13 @@ end:
     return ret;
 }
 
+/* --mem-limit: device buffers are reserved without headroom. */
+static int dev_exact(const gpu_engine *e) { return e->o->mem_limit > 0; }
+
 /* Device bytes a buffer of n bytes takes once reserved. */
 static size_t dev_size(const gpu_engine *e, size_t n)
 {
-    return e->exact ? n : with_headroom(n);
+    return dev_exact(e) ? n : with_headroom(n);
 }
 
 /* Output rows a strip gets for this frame, or h when the whole frame's
@@ -483,9 +486,10 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
                 dev_reserve((void **)&o->d_edge, &o->d_edge_cap, 2 * (size_t)rows * w, 1, name))
                 return -1;
         }
-        if (ge_verbose)
+        if (ge_verbose && s->fr.job != e->strip_job)
             ge_note("%s: %dx%d frame in %d strips of %d rows (GPU memory budget %zu MiB)",
                     name ? name : "frame", w, h, (h + rows - 1) / rows, rows, e->budget >> 20);
+        e->strip_job = s->fr.job;
         e->strip_frames++;
     } else if ((!fused && npx > e->plane_cap) || in_bytes > s->d_cap || npx > o->d_edge_cap) {
         size_t cap;
@@ -494,14 +498,14 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         cap = e->plane_cap * sizeof(float);
         if (!fused && npx * sizeof(float) > cap) {
             size_t c1 = cap, c2 = cap;
-            if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), e->exact, name) ||
-                dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), e->exact, name) ||
-                dev_reserve((void **)&e->d_blur, &c2, npx * sizeof(float), e->exact, name))
+            if (dev_reserve((void **)&e->d_grey, &cap, npx * sizeof(float), dev_exact(e), name) ||
+                dev_reserve((void **)&e->d_blur_h, &c1, npx * sizeof(float), dev_exact(e), name) ||
+                dev_reserve((void **)&e->d_blur, &c2, npx * sizeof(float), dev_exact(e), name))
                 return -1;
             e->plane_cap = cap / sizeof(float);
         }
-        if (dev_reserve(&s->d_in, &s->d_cap, in_bytes, e->exact, name) ||
-            dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, e->exact, name))
+        if (dev_reserve(&s->d_in, &s->d_cap, in_bytes, dev_exact(e), name) ||
+            dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, dev_exact(e), name))
             return -1;
     }
     o->fr = s->fr;
@@ -608,8 +612,8 @@ static int engine_init(gpu_engine *e)
      * Pinned host buffers: each within a share of --mem-limit. */
     {
         size_t fr = 0, tot = 0;
-        e->exact = e->o->mem_limit > 0;
-        if (e->exact) {
+        e->strip_job = -1;
+        if (dev_exact(e)) {
             e->budget = e->o->mem_limit;
         } else {
             CUDA_TRY(cudaMemGetInfo(&fr, &tot));

@@ -19,7 +19,7 @@
 
 /* Maps index i (any int) into [0, n-1] per the border mode, or returns -1
  * when the value there is 0 (zero border, outside the image). */
-static int ref_border_index(int i, int n, int border)
+int ref_border_index(int i, int n, int border)
 {
     if (i >= 0 && i < n)
         return i;

@@ -11,6 +11,9 @@
 #include "edge.h"
 
 /* SPEC §1.1-1.2: frame -> grey plane. */
+/* SPEC §1.5 as the reference states it (independently of kernels/border.h):
+ * index i mapped into [0, n-1], or -1 where the value is 0 (zero border). */
+int ref_border_index(int i, int n, int border);
 void ref_grey(const ge_frame *f, float *grey);
 /* SPEC §1.3, horizontal pass; with t->radius == 0 it copies. */
 void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border,

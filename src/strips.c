@@ -3,35 +3,14 @@
  */
 #include "strips.h"
 
-#include <limits.h>
 #include <stdint.h>
 
 #include "border.h"
 
 void strip_window(int y0, int y1, int h, int r, int border, int *lo, int *hi)
 {
-    /* The rows inside the image map to themselves; only the r + 1 virtual
-     * rows past each edge need the mapping (each maps inside or to "0"). */
-    long a = (long)y0 - 1 - r, b = (long)y1 + r;
-    long l = a < 0 ? 0 : a, u = b > h - 1 ? h - 1 : b;
-    long v;
-
-    for (v = a; v < 0 && v <= b; v++) {
-        int m = map_border((int)v, h, border);
-        if (m >= 0 && m < l)
-            l = m;
-        if (m > u)
-            u = m;
-    }
-    for (v = b; v >= h && v >= a; v--) {
-        int m = map_border((int)v, h, border);
-        if (m >= 0 && m < l)
-            l = m;
-        if (m > u)
-            u = m;
-    }
-    *lo = (int)l;
-    *hi = (int)u;
+    /* row y0 is in the image: the range is never empty */
+    map_range((long)y0 - 1 - r, (long)y1 + r, h, border, lo, hi);
 }
 
 size_t strip_bytes(int rows, int r, size_t in_row, size_t out_row, int bufs)

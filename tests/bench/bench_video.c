@@ -24,8 +24,8 @@
  * Prints one line: "bench_video: MODE IN -> OUT WxH: N frames, S s,
  * F fps (decode busy D ms/frame, write W ms/frame)".  The output is
  * written through safeout (temp file, fsync, rename; overwritten).
- * Links no CUDA: host_buf is plain malloc here (pipeline.c's version can
- * pin memory with CUDA).
+ * Its frame buffers are the project's host_buf, unpinned (plain malloc),
+ * as the writer side of gpuedge's CPU engine uses them.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -42,27 +42,6 @@
 #include "video_io.h"
 
 #define RING 3
-
-int host_buf_reserve(host_buf *b, size_t n)
-{
-    void *p;
-    if (n <= b->cap)
-        return 0;
-    p = malloc(n);
-    if (!p)
-        return -1;
-    free(b->p);
-    b->p = p;
-    b->cap = n;
-    return 0;
-}
-
-void host_buf_free(host_buf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->cap = 0;
-}
 
 typedef struct bslot {
     src_frame fr;

@@ -1,7 +1,8 @@
 /*
  * test_strips.c — the strip planner (src/strips.c), against a brute-force
  * walk over every row the Sobel and blur taps of a strip's outputs reach
- * (written here from SPEC §1.4-1.5, not from strips.c or border.h).
+ * (written here from SPEC §1.4, with the reference's border rule, not from
+ * strips.c or border.h).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,22 +10,8 @@
 
 #include "check.h"
 #include "edge.h"
+#include "reference.h"
 #include "strips.h"
-
-/* SPEC §1.5 again, independently: -1 = "the value is 0" */
-static int spec_map(int i, int n, int border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == GE_BORDER_ZERO)
-        return -1;
-    if (border == GE_BORDER_REPLICATE)
-        return i < 0 ? 0 : n - 1;
-    if (n == 1)
-        return 0;
-    i = abs(i) % (2 * n - 2);
-    return i >= n ? 2 * n - 2 - i : i;
-}
 
 /* The input rows output rows [y0, y1) need, by walking the dependencies:
  * Sobel row y reads blurred rows map(y-1), y, map(y+1); the blurred value
@@ -35,11 +22,11 @@ static void need(int y0, int y1, int h, int r, int border, int *lo, int *hi)
     *hi = -1;
     for (int y = y0; y < y1; y++)
         for (int dy = -1; dy <= 1; dy++) {
-            int m = spec_map(y + dy, h, border);
+            int m = ref_border_index(y + dy, h, border);
             if (m < 0)
                 continue;
             for (int k = -r; k <= r; k++) {
-                int g = spec_map(m + k, h, border);
+                int g = ref_border_index(m + k, h, border);
                 if (g < 0)
                     continue;
                 if (g < *lo) *lo = g;
