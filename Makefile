@@ -25,8 +25,10 @@ PKG_CONFIG ?= pkg-config
 # Debian packages the build needs (make deps installs the missing ones);
 # ffmpeg (the program) only makes and inspects test clips.
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
-               libavutil-dev libswscale-dev ffmpeg
-PKGS = libavformat libavcodec libavutil libswscale
+               libavutil-dev libswscale-dev ffmpeg \
+               libdeflate-dev libspng-dev libturbojpeg0-dev \
+               python3-pil python3-numpy
+PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null || echo -I/usr/include/stb)
