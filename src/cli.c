@@ -17,7 +17,8 @@ enum {
     OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
-    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_JPEG_DECODER, OPT_AUTO_ORIENT, OPT_NO_AUTO_ORIENT
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,9 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"jpeg-decoder", required_argument, NULL, OPT_JPEG_DECODER},
+    {"auto-orient", no_argument, NULL, OPT_AUTO_ORIENT},
+    {"no-auto-orient", no_argument, NULL, OPT_NO_AUTO_ORIENT},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -72,6 +76,13 @@ void cli_usage(FILE *fp)
 "      --invert            dark edges on white (255 - e)\n"
 "      --rgb               video: grey from RGB (libswscale) instead of the\n"
 "                          luma plane\n"
+"\n"
+"Decoding:\n"
+"      --jpeg-decoder D    turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
+"                          nvjpeg (GPU) or stb (stb_image) [turbo]\n"
+"      --auto-orient       turn JPEGs upright by their EXIF orientation, as\n"
+"                          cv2.imread and image viewers do [default]\n"
+"      --no-auto-orient    keep JPEGs' pixels as stored (stb's old behaviour)\n"
 "\n"
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
@@ -338,6 +349,18 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_STAGED: o->staged = 1; break;
+        case OPT_JPEG_DECODER:
+            if (!strcmp(optarg, "turbo") || !strcmp(optarg, "libjpeg-turbo"))
+                o->jpeg_decoder = CLI_JPEG_TURBO;
+            else if (!strcmp(optarg, "nvjpeg"))
+                o->jpeg_decoder = CLI_JPEG_NVJPEG;
+            else if (!strcmp(optarg, "stb"))
+                o->jpeg_decoder = CLI_JPEG_STB;
+            else
+                return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
+            break;
+        case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
+        case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;

@@ -1,6 +1,9 @@
 /*
- * image_io.c — images in through stb_image (every format it reads, native
- * channel count, 16-bit kept as 16-bit: SPEC §1.1) and out through
+ * image_io.c — images in (native channel count, 16-bit kept as 16-bit:
+ * SPEC §1.1): PNG through libspng (image_in_png.c, stb's pixels exactly),
+ * JPEG through libjpeg-turbo (image_in_jpeg.c, OpenCV's and Pillow's
+ * pixels; EXIF orientation applied), every other format stb_image reads
+ * through stb, chosen by the file's first bytes (img_load_mem); out through
  * stb_image_write's *_to_func writers into safeout's checked writer, plus a
  * PGM writer of our own (stb has none).
  *
@@ -15,6 +18,8 @@
  * pixels uninitialised.  We parse the PNM header ourselves to fix all three.
  */
 #include "image_io.h"
+#include "image_in_jpeg.h"
+#include "image_in_png.h"
 #include "util.h"
 
 #include <errno.h>
@@ -547,6 +552,20 @@ void img_set_decode_limit(size_t bytes)
     decode_limit = bytes ? bytes : (size_t)INT_MAX;
 }
 
+/* --jpeg-decoder and --no-auto-orient (set before loading starts). */
+static int jpeg_decoder = IMG_JPEG_TURBO;
+static int auto_orient = 1;
+
+void img_set_jpeg_decoder(int which)
+{
+    jpeg_decoder = which == IMG_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO;
+}
+
+void img_set_auto_orient(int on)
+{
+    auto_orient = on != 0;
+}
+
 /* Bytes a pixel that stb v2.27 allocates besides the image it returns,
  * for the formats whose working buffers outgrow the image (found by
  * fuzzing: a 10-byte GIF header claiming 17993x14136 pixels made stb
@@ -760,8 +779,83 @@ static unsigned char *png_strip_empty_idat(const unsigned char *d, size_t n,
     return c;
 }
 
+/* stb with its guards: every format but the ones below, and the fallback
+ * for PNGs libspng will not decode. */
+static int load_stb(const void *buf, size_t n, const char *name, img_image *img)
+{
+    size_t cn = 0, empty = 0;
+    unsigned char *copy = NULL;
+    int rc;
+    if (buf && png_scan(buf, n, &empty) < 0) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+    if (empty)
+        copy = png_strip_empty_idat(buf, n, &cn);
+    rc = copy ? decode_mem(copy, cn, name, img) : decode_mem(buf, n, name, img);
+    free(copy);
+    if (rc == 0)
+        img->decoder = "stb_image";
+    return rc;
+}
+
+static int load_png(const void *buf, size_t n, const char *name, img_image *img)
+{
+    size_t empty = 0;
+    /* stb's guard first: it is what a file cut inside IDAT gets either way */
+    if (png_scan(buf, n, &empty) < 0) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+    switch (imgpng_decode(buf, n, decode_limit, name, img)) {
+    case IMGPNG_OK:
+        img->decoder = "libspng";
+        return 0;
+    case IMGPNG_FAILED:
+        return -1;
+    default:
+        return load_stb(buf, n, name, img); /* stb decides (image_in_png.c) */
+    }
+}
+
+static int load_jpeg(const void *buf, size_t n, const char *name, img_image *img)
+{
+    int rc, o;
+    if (jpeg_decoder == IMG_JPEG_STB) {
+        rc = load_stb(buf, n, name, img);
+    } else {
+        rc = imgjpg_decode(buf, n, decode_limit, name, img);
+        if (rc == 0)
+            img->decoder = "libjpeg-turbo";
+    }
+    if (rc != 0 || !auto_orient)
+        return rc;
+    o = imgjpg_exif_orientation(buf, n);
+    if (imgjpg_orient(img, o)) {
+        load_error(name, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Which decoder reads a file is decided by its first bytes, never by its
+ * name.  Formats only stb reads (PSD, HDR, PIC, GIF, PNM, BMP, TGA) and
+ * anything unrecognised go to stb, which names what it cannot read. */
+enum img_in { IMG_IN_STB, IMG_IN_PNG, IMG_IN_JPEG };
+
+static int sniff(const unsigned char *d, size_t n)
+{
+    static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    if (n >= 8 && !memcmp(d, png_sig, 8))
+        return IMG_IN_PNG;
+    if (imgjpg_is_jpeg(d, n))
+        return IMG_IN_JPEG;
+    return IMG_IN_STB;
+}
+
 int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
 {
+    int rc;
     if (!img)
         return -1;
     memset(img, 0, sizeof *img);
@@ -771,21 +865,20 @@ int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
         load_error(name, strerror(EINVAL));
         return -1;
     }
-    {
-        size_t cn = 0, empty = 0;
-        unsigned char *copy = NULL;
-        if (buf && png_scan(buf, n, &empty) < 0) {
-            load_error(name, "file is truncated");
-            return -1;
-        }
-        if (empty)
-            copy = png_strip_empty_idat(buf, n, &cn);
-        int rc = copy ? decode_mem(copy, cn, name, img) : decode_mem(buf, n, name, img);
-        free(copy);
-        if (rc != 0) {
-            img_free(img);
-            return -1;
-        }
+    switch (buf ? sniff(buf, n) : IMG_IN_STB) {
+    case IMG_IN_PNG:
+        rc = load_png(buf, n, name, img);
+        break;
+    case IMG_IN_JPEG:
+        rc = load_jpeg(buf, n, name, img);
+        break;
+    default:
+        rc = load_stb(buf, n, name, img);
+        break;
+    }
+    if (rc != 0) {
+        img_free(img);
+        return -1;
     }
     return 0;
 }

@@ -72,6 +72,7 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -418,8 +419,22 @@ static const char *job_name_cb(void *ctx, int j)
     return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
 }
 
+/* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
+ * line lists them (SPEC §1.9).  Source thread only. */
+static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+{
+    const char *d = img->decoder ? img->decoder : "?";
+    size_t n = strlen(c->decoded_by);
+    if (ge_verbose)
+        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input,
+                img->width, img->height, img->channels, img->channels == 1 ? "" : "s",
+                8 * img->bytes_per_sample, d);
+    if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
+        snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+}
+
 /* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
-static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
+static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *buf)
 {
     img_image img;
     double t0 = ge_now();
@@ -427,6 +442,7 @@ static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
     j->t_begin = t0;
     if (img_load(j->input, &img))
         return 0;
+    note_decoder(c, j->input, &img);
     bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
     if (host_buf_reserve(buf, bytes)) {
         ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
@@ -502,11 +518,12 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         pthread_mutex_unlock(&c->pf_mu);
     }
     if (!queued)
-        return image_frame(j, ji, fr, buf);
+        return image_frame(c, j, ji, fr, buf);
     c->pf_outstanding--;
     t->state = 0;
     if (!t->ok)
         return 0;
+    note_decoder(c, j->input, &t->img);
     bytes = (size_t)t->img.width * t->img.height * t->img.channels * t->img.bytes_per_sample;
     ok = host_buf_reserve(buf, bytes) == 0;
     if (ok) {
@@ -952,6 +969,12 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* Decoders, before the first image is decoded (prefetch_more). */
+    img_set_auto_orient(!o->no_auto_orient);
+    img_set_jpeg_decoder(o->jpeg_decoder == CLI_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO);
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG && !ge_quiet)
+        ge_note("--jpeg-decoder=nvjpeg: not available in this build; "
+                "decoding JPEGs with libjpeg-turbo");
 
     status = plan_jobs(&c);
     if (status)
@@ -1054,8 +1077,10 @@ int run_main(cli_opts *o)
     }
     if (o->report && write_report(&c, &rep))
         r = r ? r : -1;
-    if (o->cpu_ref_every)
+    if (o->cpu_ref_every) {
+        snprintf(chk.decoded_by, sizeof chk.decoded_by, "%s", c.decoded_by);
         chk_print(&chk, stderr);
+    }
     if (c.batch && !ge_quiet)
         ge_note("%d file%s: %d ok, %d failed, %d skipped; %lld frame%s in %.2f s", c.njobs,
                 c.njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
