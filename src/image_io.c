@@ -615,13 +615,19 @@ static void pic_to_rgb(img_image *img)
     }
 }
 
+static int png_sig_ok(const unsigned char *d, size_t n)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    return n >= 8 && !memcmp(d, sig, 8);
+}
+
 /* Decodes n bytes at data; `name` is used in messages only. */
 static int decode_mem(const unsigned char *data, size_t size,
                       const char *name, img_image *img)
 {
     size_t bytes;
     pnm_info pnm;
-    int w = 0, h = 0, comp = 0, is16, len;
+    int w = 0, h = 0, comp = 0, comp_max, is16, len;
 
     if (size == 0) {
         load_error(name, "file is empty");
@@ -671,12 +677,18 @@ static int decode_mem(const unsigned char *data, size_t size,
         load_error(name, "image has no pixels");
         return -1;
     }
+    /* stbi_info answers a grey or RGB PNG right after IHDR, before it could
+     * see a tRNS chunk, which makes stbi_load add an alpha channel: such a
+     * file may load with one channel more (found by test_image_in_png). */
+    comp_max = comp;
+    if (png_sig_ok(data, size) && (comp == 1 || comp == 3))
+        comp_max = comp + 1;
     /* stb's own ceiling is INT_MAX bytes; refuse before it allocates.
      * The decode budget (img_set_decode_limit) counts the decoder's
      * working buffers too (stb_work_per_px). */
     bytes = (size_t)w * (size_t)h;
-    if (bytes > (size_t)INT_MAX / (size_t)comp / (is16 ? 2u : 1u) ||
-        bytes > decode_limit / ((size_t)comp * (is16 ? 2u : 1u) +
+    if (bytes > (size_t)INT_MAX / (size_t)comp_max / (is16 ? 2u : 1u) ||
+        bytes > decode_limit / ((size_t)comp_max * (is16 ? 2u : 1u) +
                                 stb_work_per_px(data, size))) {
         ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
         return -1;
@@ -700,7 +712,8 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     img->bytes_per_sample = is16 ? 2 : 1;
-    if (img->width != w || img->height != h || img->channels != comp) {
+    if (img->width != w || img->height != h ||
+        (img->channels != comp && img->channels != comp_max)) {
         /* info and load disagreeing means a decoder bug; do not trust it. */
         load_error(name, "damaged or unsupported image data");
         return -1;
