@@ -119,7 +119,10 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
     px = malloc(bytes ? bytes : 1);
     if (!px)
         goto end; /* stb tries, and says "out of memory" if it fails too */
-    if (spng_decode_image(ctx, px, bytes, fmt, has_trns ? SPNG_DECODE_TRNS : 0))
+    /* Then the chunks up to IEND: stb insists on IEND (a file cut after its
+     * image data is truncated to stb, and to us). */
+    if (spng_decode_image(ctx, px, bytes, fmt, has_trns ? SPNG_DECODE_TRNS : 0) ||
+        spng_decode_chunks(ctx))
         goto end;
     img->width = (int)ih.width;
     img->height = (int)ih.height;
