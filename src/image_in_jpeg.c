@@ -273,6 +273,13 @@ end:
     return rc;
 }
 
+#define IMGJPG_STR_(x) #x
+#define IMGJPG_STR(x) IMGJPG_STR_(x)
+const char *imgjpg_version(void)
+{
+    return IMGJPG_STR(LIBJPEG_TURBO_VERSION);
+}
+
 // ---------------------------------------------------------------------------
 // EXIF orientation
 

@@ -36,4 +36,7 @@ int imgjpg_exif_orientation(const void *buf, size_t n);
  * height.  Returns 0, or -1 when out of memory (the image unchanged). */
 int imgjpg_orient(img_image *img, int o);
 
+/* libjpeg-turbo's version (the headers built against). */
+const char *imgjpg_version(void);
+
 #endif

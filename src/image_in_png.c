@@ -136,3 +136,8 @@ end:
     spng_ctx_free(ctx);
     return rc;
 }
+
+const char *imgpng_version(void)
+{
+    return spng_version_string();
+}

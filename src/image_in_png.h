@@ -28,4 +28,7 @@ enum {
 int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
                   img_image *img);
 
+/* libspng's version, as the library says it. */
+const char *imgpng_version(void);
+
 #endif

@@ -566,6 +566,12 @@ void img_set_auto_orient(int on)
     auto_orient = on != 0;
 }
 
+void img_versions(char *buf, size_t n)
+{
+    snprintf(buf, n, "libspng %s (PNG), libjpeg-turbo %s (JPEG)", imgpng_version(),
+             imgjpg_version());
+}
+
 /* Bytes a pixel that stb v2.27 allocates besides the image it returns,
  * for the formats whose working buffers outgrow the image (found by
  * fuzzing: a 10-byte GIF header claiming 17993x14136 pixels made stb

@@ -52,6 +52,8 @@ void img_set_jpeg_decoder(int which);
 /* Apply a JPEG's EXIF orientation after decoding (1, the default: what
  * cv2.imread and image viewers show) or keep the stored pixels (0). */
 void img_set_auto_orient(int on);
+/* "libspng X (PNG), libjpeg-turbo Y (JPEG)" for --version. */
+void img_versions(char *buf, size_t n);
 void img_free(img_image *img);
 /* Describes a loaded image as a frame (gain S16 for 16-bit). */
 ge_frame img_as_frame(const img_image *img);
