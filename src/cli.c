@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "png_out.h"
 #include "util.h"
 
 enum {
@@ -17,7 +18,8 @@ enum {
     OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
-    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_PNG_LEVEL
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +46,7 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -95,6 +98,8 @@ void cli_usage(FILE *fp)
 "      --format EXT        batch output format for the inputs it fits (an\n"
 "                          image format for images, mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
+"      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
+"                          slowest); libdeflate's levels [1]\n"
 "      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
@@ -185,6 +190,7 @@ static void opts_init(cli_opts *o)
     o->backend = CLI_BACKEND_AUTO;
     o->frames = -1;
     o->progress = -1;
+    o->png_level = PNG_LEVEL_DEFAULT;
 }
 
 /* Options whose machinery lands with later work: accepted by the parser
@@ -338,6 +344,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_STAGED: o->staged = 1; break;
+        case OPT_PNG_LEVEL:
+            if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
+                return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
+                                   optarg);
+            o->png_level = (int)l;
+            break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;

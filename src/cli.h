@@ -38,6 +38,7 @@ typedef struct cli_opts {
     int progress;            /* -1 auto (TTY), 0 off, 1 on */
     int rgb;
     int staged;              /* GPU: per-stage kernels, not the fused one */
+    int png_level;           /* --png-level, libdeflate's 0..12 */
 } cli_opts;
 
 /* Parses argv.  Returns 0 (ok, see o->action), or 2 after printing one
