@@ -27,7 +27,7 @@ PKG_CONFIG ?= pkg-config
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
-               libjpeg-turbo-progs python3-pil python3-numpy python3-opencv
+               libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -192,9 +192,9 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/image_io src/image_in_png src/image_in_jpeg src/safeout \
+FUZZ_OBJS_image = src/image_io src/image_in_png src/image_in_jpeg src/png_out src/safeout \
                   src/util src/reference src/taps third_party/stb_impl
-FUZZ_LIBS_image = $(shell $(PKG_CONFIG) --libs spng libjpeg 2>/dev/null)
+FUZZ_LIBS_image = $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli src/util
 FUZZ_OBJS_video = src/video_io src/safeout src/util src/reference src/taps
 FUZZ_LIBS_video = $(PKG_LIBS)

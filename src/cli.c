@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "png_out.h"
 #include "util.h"
 
 enum {
@@ -18,7 +19,8 @@ enum {
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
-    OPT_JPEG_DECODER, OPT_AUTO_ORIENT, OPT_NO_AUTO_ORIENT
+    OPT_JPEG_DECODER, OPT_AUTO_ORIENT, OPT_NO_AUTO_ORIENT,
+    OPT_PNG_LEVEL
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +50,7 @@ static const struct option long_opts[] = {
     {"jpeg-decoder", required_argument, NULL, OPT_JPEG_DECODER},
     {"auto-orient", no_argument, NULL, OPT_AUTO_ORIENT},
     {"no-auto-orient", no_argument, NULL, OPT_NO_AUTO_ORIENT},
+    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -106,6 +109,8 @@ void cli_usage(FILE *fp)
 "      --format EXT        batch output format for the inputs it fits (an\n"
 "                          image format for images, mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
+"      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
+"                          slowest); libdeflate's levels [1]\n"
 "      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
@@ -196,6 +201,7 @@ static void opts_init(cli_opts *o)
     o->backend = CLI_BACKEND_AUTO;
     o->frames = -1;
     o->progress = -1;
+    o->png_level = PNG_LEVEL_DEFAULT;
 }
 
 /* Options whose machinery lands with later work: accepted by the parser
@@ -361,6 +367,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             break;
         case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
         case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
+        case OPT_PNG_LEVEL:
+            if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
+                return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
+                                   optarg);
+            o->png_level = (int)l;
+            break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;

@@ -43,6 +43,7 @@ typedef struct cli_opts {
     int staged;              /* GPU: per-stage kernels, not the fused one */
     int jpeg_decoder;        /* enum cli_jpeg_decoder */
     int no_auto_orient;      /* keep JPEGs' stored pixels, ignore EXIF orientation */
+    int png_level;           /* --png-level, libdeflate's 0..12 */
 } cli_opts;
 
 /* Parses argv.  Returns 0 (ok, see o->action), or 2 after printing one

@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "image_io.h"
 #include "pipeline.h"
+#include "png_out.h"
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
@@ -975,6 +976,8 @@ int run_main(cli_opts *o)
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG && !ge_quiet)
         ge_note("--jpeg-decoder=nvjpeg: not available in this build; "
                 "decoding JPEGs with libjpeg-turbo");
+    /* PNG out: the level, and how many threads one image may spread over */
+    png_set_defaults(o->png_level, o->threads);
 
     status = plan_jobs(&c);
     if (status)
