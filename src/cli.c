@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "png_out.h"
 #include "util.h"
 #include "video_io.h"
 
@@ -19,7 +20,8 @@ enum {
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
-    OPT_CODEC, OPT_PRESET, OPT_CRF
+    OPT_CODEC, OPT_PRESET, OPT_CRF,
+    OPT_PNG_LEVEL
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +51,7 @@ static const struct option long_opts[] = {
     {"codec", required_argument, NULL, OPT_CODEC},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
+    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -100,6 +103,8 @@ void cli_usage(FILE *fp)
 "      --format EXT        batch output format for the inputs it fits (an\n"
 "                          image format for images, mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
+"      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
+"                          slowest); libdeflate's levels [1]\n"
 "      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
@@ -195,6 +200,7 @@ static void opts_init(cli_opts *o)
     o->backend = CLI_BACKEND_AUTO;
     o->frames = -1;
     o->progress = -1;
+    o->png_level = PNG_LEVEL_DEFAULT;
 }
 
 /* Options whose machinery lands with later work: accepted by the parser
@@ -351,6 +357,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_CODEC: o->codec = optarg; break;
         case OPT_PRESET: o->preset = optarg; break;
         case OPT_CRF: o->crf = optarg; break;
+        case OPT_PNG_LEVEL:
+            if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
+                return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
+                                   optarg);
+            o->png_level = (int)l;
+            break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;

@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "image_io.h"
 #include "pipeline.h"
+#include "png_out.h"
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
@@ -955,6 +956,8 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* PNG out: the level, and how many threads one image may spread over */
+    png_set_defaults(o->png_level, o->threads);
 
     status = plan_jobs(&c);
     if (status)
