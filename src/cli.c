@@ -17,7 +17,8 @@ enum {
     OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
-    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_HWDEC
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"hwdec", required_argument, NULL, OPT_HWDEC},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -76,6 +78,10 @@ void cli_usage(FILE *fp)
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
+"      --hwdec MODE        video decoding: auto (NVDEC for H.264, HEVC, VP9\n"
+"                          and AV1 with the GPU backend, frames kept on the\n"
+"                          GPU), none (software) or nvdec (every codec NVDEC\n"
+"                          has; needs the GPU) [auto]\n"
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
@@ -183,6 +189,7 @@ static void opts_init(cli_opts *o)
     o->p.border = GE_BORDER_REPLICATE;
     o->p.scale = 1.0f;
     o->backend = CLI_BACKEND_AUTO;
+    o->hwdec = CLI_HWDEC_AUTO;
     o->frames = -1;
     o->progress = -1;
 }
@@ -293,6 +300,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
             else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
             break;
+        case OPT_HWDEC:
+            if (!strcmp(optarg, "auto")) o->hwdec = CLI_HWDEC_AUTO;
+            else if (!strcmp(optarg, "none") || !strcmp(optarg, "no")) o->hwdec = CLI_HWDEC_NONE;
+            else if (!strcmp(optarg, "nvdec") || !strcmp(optarg, "cuda")) o->hwdec = CLI_HWDEC_NVDEC;
+            else return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
+            break;
         case OPT_DEVICE:
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
@@ -359,6 +372,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         return 0;
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
+    if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--hwdec=nvdec needs the GPU backend (NVDEC frames stay on the GPU)");
 
     o->inputs = (const char **)(argv + optind);
     o->ninputs = argc - optind;
