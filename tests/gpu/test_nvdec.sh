@@ -39,7 +39,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then skip "no CUDA device"; exit 0; fi
 
 # ---- equal: software vs NVDEC, frame for frame
 for clip in h264_322x242.mp4 h264_full_640x360.mkv hevc10_322x242.mkv \
-            hevc10_full_352x288.mkv vp9_322x242.webm av1_322x242.mkv h264_sizechange.h264; do
+            hevc10_full_352x288.mkv vp9_322x242.webm av1_322x242.mkv av1_640x360.mkv \
+            av1svt_640x360.mkv h264_sizechange.h264; do
     f=$D/$clip
     [ -f "$f" ] || { skip "$clip: not carried"; continue; }
     b=${clip%.*}
@@ -50,6 +51,14 @@ for clip in h264_322x242.mp4 h264_full_640x360.mkv hevc10_322x242.mkv \
     n=$(($(wc -l <"$T/$b.sw.csv" 2>/dev/null || echo 1) - 1))
     if [ $src != 0 ] || [ $hrc != 0 ]; then
         not_ok "$clip: software exit $src, NVDEC exit $hrc ($(tail -1 "$L/$b.hw.log"))"
+        continue
+    fi
+    if ! grep -q 'NVDEC decoding' "$L/$b.hw.log" && grep -q 'NVDEC does not take' "$L/$b.hw.log"; then
+        # refused (the GPU's caps): the fallback must be software, same bytes
+        cmp -s "$T/$b.sw.y4m" "$T/$b.hw.y4m" &&
+            ok "$clip: NVDEC refused it, the software fallback gives the same bytes ($n frames)" ||
+            not_ok "$clip: NVDEC refused it and the fallback's bytes differ"
+        skip "$clip: NVDEC == software not shown: $(grep -m1 -E 'lacking|not take' "$L/$b.hw.log")"
         continue
     fi
     if ! grep -q 'NVDEC decoding' "$L/$b.hw.log"; then
@@ -155,6 +164,13 @@ if [ -f "$f" ]; then
                 echo "# run $rep --hwdec=$h -> $(basename "$o"): rc=$rc process wall $w s; $fl; $bound; $dec"
             done
         done
+    done
+fi
+# decoder threads with NVDEC (--threads sets them; /dev/null has no encoder)
+if [ -f "$f" ]; then
+    for th in 1 2 4 8; do
+        timeout "$TO" "$GPUEDGE" -q -y --backend=gpu --hwdec=nvdec --threads $th --report "$f" /dev/null >"$L/bench.th$th.log" 2>&1
+        echo "# --hwdec=nvdec --threads $th -> null: rc=$? $(grep -m1 'frames ' "$L/bench.th$th.log" | sed 's/^ *//'); $(grep -m1 '^ *decode ' "$L/bench.th$th.log" | awk '{print "decode median " $5 " ms"}')"
     done
 fi
 echo "# test_nvdec: $fails failures"

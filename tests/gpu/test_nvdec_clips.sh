@@ -27,6 +27,10 @@ mk -f lavfi -i "$(src 322x242)" -frames:v 40 -c:v libvpx-vp9 -b:v 400k -deadline
 # AV1 (libaom; libsvtav1 is the other encoder Debian has)
 mk -f lavfi -i "$(src 322x242)" -frames:v 30 -c:v libaom-av1 -cpu-used 8 -crf 35 \
     -pix_fmt yuv420p "$D/av1_322x242.mkv"
+mk -f lavfi -i "$(src 640x360)" -frames:v 30 -c:v libaom-av1 -cpu-used 8 -crf 35 \
+    -pix_fmt yuv420p "$D/av1_640x360.mkv"
+mk -f lavfi -i "$(src 640x360)" -frames:v 30 -c:v libsvtav1 -preset 12 -crf 40 \
+    -pix_fmt yuv420p "$D/av1svt_640x360.mkv"
 # a mid-stream size change: two H.264 elementary streams back to back
 mk -f lavfi -i "$(src 320x240)" -frames:v 20 -c:v libx264 -preset fast -bsf:v h264_mp4toannexb \
     -f h264 "$D/a.h264"
