@@ -52,8 +52,8 @@ static const struct option long_opts[] = {
     {"codec", required_argument, NULL, OPT_CODEC},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
-    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},,
-    OPT_HWDEC
+    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
+    {"hwdec", required_argument, NULL, OPT_HWDEC},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
