@@ -74,6 +74,7 @@ typedef struct run_ctx {
     pthread_cond_t pf_cv;
     rep_stats *rep;
     char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
+    int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -598,7 +599,10 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->src_failed = 1;
             continue;
         }
-        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+        /* NVDEC's frames stay on the device: only for the GPU engine */
+        vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
+        vo.device = c->o->device;
         j->t_begin = ge_now();
         if (vid_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -1020,7 +1024,7 @@ int run_main(cli_opts *o)
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
      * small image-only runs on the CPU, where starting CUDA would cost more
      * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && !auto_wants_gpu(&c)) {
+    if (o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC && !auto_wants_gpu(&c)) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
@@ -1031,8 +1035,9 @@ int run_main(cli_opts *o)
             snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
             if (ge_verbose)
                 ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
-        } else if (o->backend == CLI_BACKEND_GPU) {
-            ge_err(NULL, "--backend=gpu: %s", why);
+        } else if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC) {
+            ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu" : "--hwdec=nvdec",
+                   why);
             status = GE_EXIT_FAIL;
             goto end;
         } else if (!ge_quiet) {
@@ -1047,6 +1052,7 @@ int run_main(cli_opts *o)
 
     c.rep = po.report;
 
+    c.use_gpu = use_gpu;
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
