@@ -20,6 +20,7 @@
 #include "nvjpeg.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,10 +152,86 @@ static void scratch_free(nvj_dec *d)
     free(d->idx);
 }
 
-int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
+/* The library, loaded once and never unloaded: nvJPEG's statically linked
+ * CUDA runtime registers exit handlers, and unloading it first would leave
+ * them dangling. */
+static void *g_lib;
+static pthread_mutex_t g_lib_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int nvj_load(char *why, size_t n)
 {
     const char *env = getenv("GPUEDGE_NVJPEG");
     const char *path = env && *env ? env : NVJ_SONAME;
+    int ret = 0;
+    pthread_mutex_lock(&g_lib_mu);
+    if (!g_lib) {
+        g_lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!g_lib) {
+            const char *e = dlerror();
+            if (env && *env)
+                snprintf(why, n, "cannot load nvJPEG from GPUEDGE_NVJPEG=%s: %s", env,
+                         e ? e : "dlopen failed");
+            else
+                snprintf(why, n, "cannot load %s (NVIDIA's nvJPEG 13 for CUDA 13; set "
+                         "GPUEDGE_NVJPEG to the library file if it is not on the library path)",
+                         NVJ_SONAME);
+            ret = -1;
+        } else if (!dlsym(g_lib, "nvjpegDecodeBatched")) {
+            snprintf(why, n, "%s is not nvJPEG (no nvjpegDecodeBatched)", path);
+            dlclose(g_lib);
+            g_lib = NULL;
+            ret = -1;
+        }
+    }
+    pthread_mutex_unlock(&g_lib_mu);
+    return ret;
+}
+
+int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    size_t cap = 0, got = 0;
+    *data = NULL;
+    *len = 0;
+    if (!f) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        size_t r;
+        if (got == cap) {
+            size_t nc = cap ? 2 * cap : 1 << 20;
+            unsigned char *nb = realloc(b, nc);
+            if (!nb) {
+                snprintf(why, n, "out of memory");
+                goto fail;
+            }
+            b = nb;
+            cap = nc;
+        }
+        r = fread(b + got, 1, cap - got, f);
+        got += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                snprintf(why, n, "read error");
+                goto fail;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    *data = b;
+    *len = got;
+    return 0;
+fail:
+    fclose(f);
+    free(b);
+    return -1;
+}
+
+int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
+{
     nvj_dec *d;
     nvj_status s;
     int major = 0, minor = 0, patch = 0;
@@ -171,17 +248,9 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     }
     pthread_mutex_init(&d->mu, NULL);
     d->max_batch = max_batch;
-    d->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!d->lib) {
-        const char *e = dlerror();
-        if (env && *env)
-            snprintf(why, n, "cannot load nvJPEG from GPUEDGE_NVJPEG=%s: %s", env,
-                     e ? e : "dlopen failed");
-        else
-            snprintf(why, n, "cannot load %s (install NVIDIA's nvJPEG 13 for CUDA 13, or set "
-                     "GPUEDGE_NVJPEG to the library's path)", NVJ_SONAME);
+    if (nvj_load(why, n))
         goto fail;
-    }
+    d->lib = g_lib;
     if (load_syms(d, why, n))
         goto fail;
     {
@@ -292,10 +361,7 @@ void nvj_close(nvj_dec **dp)
         if (d->tier[t].h)
             d->destroy(d->tier[t].h);
     }
-    /* The library stays loaded: nvJPEG's statically linked CUDA runtime
-     * registers exit handlers, and unloading it first would leave them
-     * dangling. */
-    scratch_free(d);
+    scratch_free(d); /* (the library stays loaded: nvj_load) */
     pthread_mutex_destroy(&d->mu);
     free(d);
     *dp = NULL;

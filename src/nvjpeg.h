@@ -47,6 +47,10 @@ typedef struct nvj_pic {
     int buf_;              /* private: the pool buffer held */
 } nvj_pic;
 
+/* Loads the library (once a process; it stays loaded).  0, or -1 with one
+ * phrase in why naming what is missing. */
+int nvj_load(char *why, size_t n);
+
 /* Loads the library and creates a decoder on the current CUDA device (the
  * caller has made it current and checked it: gpu_probe).  The hardware
  * backend when the GPU has JPEG engines, else the GPU hybrid backend.
@@ -72,6 +76,9 @@ int nvj_decode(nvj_dec *d, nvj_pic *pics, int n);
 void nvj_release(nvj_dec *d, nvj_pic *p);
 /* Frees everything; NULL-safe, sets *d to NULL. */
 void nvj_close(nvj_dec **d);
+
+/* Reads a whole file into *data (malloc'ed).  0, or -1 with why. */
+int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n);
 
 /* Is the file a JPEG by its first bytes (FF D8 FF)? */
 int nvj_is_jpeg(const unsigned char *data, size_t len);
