@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nvjpeg_api.h"
 
@@ -83,6 +84,13 @@ struct nvj_dec {
     nvj_buf bufs[NVJ_MAX_BUFS];
     int nbufs;
 };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 static const char *status_name(nvj_status s)
 {
@@ -237,6 +245,7 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     int major = 0, minor = 0, patch = 0;
     unsigned engines = 0, cores = 0;
     char where[300] = "";
+    double t_hw = 0, t_hy = 0, t_st = 0;
 
     *out = NULL;
     if (max_batch < 1)
@@ -267,7 +276,9 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
 
     /* The hardware engines when the GPU has them; nvJPEG says
      * ARCH_MISMATCH / not supported otherwise. */
+    t_hw = now_ms();
     s = d->create_ex(NVJ_BACKEND_HARDWARE, NULL, NULL, 0, &d->tier[0].h);
+    t_hw = now_ms() - t_hw;
     if (s == NVJ_STATUS_SUCCESS) {
         d->hardware = 1;
         if (d->hw_info(d->tier[0].h, &engines, &cores) != NVJ_STATUS_SUCCESS)
@@ -276,7 +287,10 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
         d->tier[0].h = NULL;
     }
     {
-        nvj_status s2 = d->create_ex(NVJ_BACKEND_DEFAULT, NULL, NULL, 0, &d->tier[1].h);
+        nvj_status s2;
+        t_hy = now_ms();
+        s2 = d->create_ex(NVJ_BACKEND_DEFAULT, NULL, NULL, 0, &d->tier[1].h);
+        t_hy = now_ms() - t_hy;
         if (s2 != NVJ_STATUS_SUCCESS) {
             d->tier[1].h = NULL;
             if (!d->hardware) {
@@ -287,6 +301,7 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
         }
     }
     d->h = d->hardware ? d->tier[0].h : d->tier[1].h;
+    t_st = now_ms();
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < 2 && d->tier[t].h; i++) {
             s = d->state_create(d->tier[t].h, &d->tier[t].state[i]);
@@ -302,6 +317,7 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
         snprintf(why, n, "nvJPEG: cannot create a stream parser: %s", status_name(s));
         goto fail;
     }
+    t_st = now_ms() - t_st;
     if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess) {
         d->stream = NULL;
         snprintf(why, n, "nvJPEG: cannot create a CUDA stream: %s",
@@ -324,6 +340,11 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     else
         snprintf(d->desc, sizeof d->desc, "nvJPEG %d.%d.%d, GPU hybrid backend (no JPEG engines "
                  "on this GPU: %s)%s", major, minor, patch, status_name(s), where);
+    {
+        size_t l = strlen(d->desc);
+        snprintf(d->desc + l, sizeof d->desc - l, "; set-up %.0f ms (hardware %.0f, hybrid %.0f, "
+                 "states %.0f)", t_hw + t_hy + t_st, t_hw, t_hy, t_st);
+    }
     *out = d;
     return 0;
 fail:
@@ -441,6 +462,17 @@ static int sof_marker(const unsigned char *p, size_t n)
     return 0;
 }
 
+/* Ends with the end-of-image marker FF D9, allowing for padding or other
+ * bytes after it (within the last 64 KiB: some cameras append data). */
+static int has_eoi(const unsigned char *p, size_t n)
+{
+    size_t stop = n > 65536 ? n - 65536 : 0;
+    for (size_t i = n; i >= stop + 2; i--)
+        if (p[i - 2] == 0xFF && p[i - 1] == 0xD9)
+            return 1;
+    return 0;
+}
+
 /* Reads the header and decides whether nvJPEG takes the file; on yes sets
  * the size, channels, the output format (0 Y, 1 RGBI) and the tier. */
 static int screen(nvj_dec *d, nvj_pic *p, int *fmt, int *tier)
@@ -452,6 +484,12 @@ static int screen(nvj_dec *d, nvj_pic *p, int *fmt, int *tier)
 
     if (!nvj_is_jpeg(p->data, p->len)) {
         snprintf(p->why, sizeof p->why, "not a JPEG file");
+        return 0;
+    }
+    if (!has_eoi(p->data, p->len)) {
+        /* the engines decode a truncated file without a word (the rest
+         * of the picture grey); leave it to the CPU decoder's rules */
+        snprintf(p->why, sizeof p->why, "no end-of-image marker: truncated?");
         return 0;
     }
     s = d->parse_header(d->h, p->data, p->len, d->js);

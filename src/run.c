@@ -1086,11 +1086,14 @@ int run_main(cli_opts *o)
         /* the library first (before any output directory is made): it is
          * what a machine without nvJPEG lacks */
         char why[512];
+        double t_load = ge_now();
         if (nvj_load(why, sizeof why)) {
             ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
             status = GE_EXIT_FAIL;
             goto end;
         }
+        if (ge_verbose)
+            ge_note("nvJPEG loaded in %.0f ms", (ge_now() - t_load) * 1e3);
     }
     status = plan_jobs(&c);
     if (status)
@@ -1168,13 +1171,15 @@ int run_main(cli_opts *o)
         int any = 0;
         for (int i = 0; i < c.njobs; i++)
             any |= c.jobs[i].nvj;
+        double t_open = ge_now();
         if (any && nvj_open(NVJ_GROUP, &c.nvj, why, sizeof why)) {
             ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
             status = GE_EXIT_FAIL;
             goto end;
         }
         if (c.nvj && ge_verbose)
-            ge_note("JPEGs: %s", nvj_describe(c.nvj));
+            ge_note("JPEGs: %s; ready in %.0f ms", nvj_describe(c.nvj),
+                    (ge_now() - t_open) * 1e3);
     }
 
     if (o->hist_file && open_hist(&c)) {
@@ -1253,7 +1258,12 @@ end:
     for (int i = 0; c.nvs && i < c.njobs; i++)
         nvj_release(c.nvj, &c.nvs[i].pic); /* decoded ahead, never served */
     free(c.nvs);
-    nvj_close(&c.nvj);
+    if (c.nvj) {
+        double t_close = ge_now();
+        nvj_close(&c.nvj);
+        if (ge_verbose)
+            ge_note("nvJPEG closed in %.0f ms", (ge_now() - t_close) * 1e3);
+    }
     pthread_mutex_destroy(&c.pf_mu);
     pthread_cond_destroy(&c.pf_cv);
     for (int i = 0; i < c.njobs; i++) {
