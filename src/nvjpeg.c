@@ -67,6 +67,7 @@ struct nvj_dec {
         nvj_state state[2];  /* [0] Y, [1] RGBI */
         int state_n[2];      /* batch size each state was initialised for */
     } tier[2];
+    int tier1_tried;
     nvj_handle h;            /* tier[0].h, else tier[1].h: parses headers */
     nvj_stream js;
     cudaStream_t stream;
@@ -238,6 +239,47 @@ fail:
     return -1;
 }
 
+/* Creates tier t's handle (0 the hardware backend, 1 nvJPEG's default:
+ * the hybrid one) and its two states; adds the states' time to *t_states. */
+static nvj_status tier_open(nvj_dec *d, int t, double *t_states)
+{
+    struct nvj_tier *tr = &d->tier[t];
+    nvj_status s = d->create_ex(t ? NVJ_BACKEND_DEFAULT : NVJ_BACKEND_HARDWARE, NULL, NULL, 0,
+                                &tr->h);
+    double t0 = now_ms();
+    if (s != NVJ_STATUS_SUCCESS) {
+        tr->h = NULL;
+        return s;
+    }
+    for (int i = 0; i < 2; i++) {
+        s = d->state_create(tr->h, &tr->state[i]);
+        if (s != NVJ_STATUS_SUCCESS) {
+            tr->state[i] = NULL;
+            break;
+        }
+    }
+    *t_states += now_ms() - t0;
+    if (s != NVJ_STATUS_SUCCESS) {
+        for (int i = 0; i < 2; i++)
+            if (tr->state[i])
+                d->state_destroy(tr->state[i]);
+        d->destroy(tr->h);
+        memset(tr, 0, sizeof *tr);
+    }
+    return s;
+}
+
+/* Tier 1 for a file the engines refuse: made on first use, tried once. */
+static int tier_ready(nvj_dec *d)
+{
+    if (!d->tier[1].h && !d->tier1_tried) {
+        double t = 0;
+        d->tier1_tried = 1;
+        tier_open(d, 1, &t);
+    }
+    return d->tier[1].h != NULL;
+}
+
 int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
 {
     nvj_dec *d;
@@ -246,6 +288,7 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     unsigned engines = 0, cores = 0;
     char where[300] = "";
     double t_hw = 0, t_hy = 0, t_st = 0;
+    nvj_status s_hw;
 
     *out = NULL;
     if (max_batch < 1)
@@ -275,49 +318,33 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     d->get_property(2, &patch);
 
     /* The hardware engines when the GPU has them; nvJPEG says
-     * ARCH_MISMATCH / not supported otherwise. */
+     * ARCH_MISMATCH / not supported otherwise.  The hybrid backend is made
+     * when a file first needs it (tier_ready): most batches never do. */
     t_hw = now_ms();
-    s = d->create_ex(NVJ_BACKEND_HARDWARE, NULL, NULL, 0, &d->tier[0].h);
+    s_hw = tier_open(d, 0, &t_st);
     t_hw = now_ms() - t_hw;
-    if (s == NVJ_STATUS_SUCCESS) {
+    if (s_hw == NVJ_STATUS_SUCCESS) {
         d->hardware = 1;
         if (d->hw_info(d->tier[0].h, &engines, &cores) != NVJ_STATUS_SUCCESS)
             engines = cores = 0;
     } else {
-        d->tier[0].h = NULL;
-    }
-    {
         nvj_status s2;
         t_hy = now_ms();
-        s2 = d->create_ex(NVJ_BACKEND_DEFAULT, NULL, NULL, 0, &d->tier[1].h);
+        s2 = tier_open(d, 1, &t_st);
         t_hy = now_ms() - t_hy;
         if (s2 != NVJ_STATUS_SUCCESS) {
-            d->tier[1].h = NULL;
-            if (!d->hardware) {
-                snprintf(why, n, "nvJPEG: no backend works on this GPU (hardware: %s; "
-                         "GPU hybrid: %s)", status_name(s), status_name(s2));
-                goto fail;
-            }
+            snprintf(why, n, "nvJPEG: no backend works on this GPU (hardware: %s; "
+                     "GPU hybrid: %s)", status_name(s_hw), status_name(s2));
+            goto fail;
         }
     }
     d->h = d->hardware ? d->tier[0].h : d->tier[1].h;
-    t_st = now_ms();
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < 2 && d->tier[t].h; i++) {
-            s = d->state_create(d->tier[t].h, &d->tier[t].state[i]);
-            if (s != NVJ_STATUS_SUCCESS) {
-                d->tier[t].state[i] = NULL;
-                snprintf(why, n, "nvJPEG: cannot create a decoder state: %s", status_name(s));
-                goto fail;
-            }
-        }
     s = d->stream_create(d->h, &d->js);
     if (s != NVJ_STATUS_SUCCESS) {
         d->js = NULL;
         snprintf(why, n, "nvJPEG: cannot create a stream parser: %s", status_name(s));
         goto fail;
     }
-    t_st = now_ms() - t_st;
     if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess) {
         d->stream = NULL;
         snprintf(why, n, "nvJPEG: cannot create a CUDA stream: %s",
@@ -334,16 +361,15 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     }
     if (d->hardware)
         snprintf(d->desc, sizeof d->desc, "nvJPEG %d.%d.%d, hardware backend (%u engine%s x %u "
-                 "cores; what the engines refuse goes to the GPU hybrid backend%s)%s", major,
-                 minor, patch, engines, engines == 1 ? "" : "s", cores,
-                 d->tier[1].h ? "" : ", which is unavailable", where);
+                 "cores; what the engines refuse goes to the GPU hybrid backend)%s", major,
+                 minor, patch, engines, engines == 1 ? "" : "s", cores, where);
     else
         snprintf(d->desc, sizeof d->desc, "nvJPEG %d.%d.%d, GPU hybrid backend (no JPEG engines "
-                 "on this GPU: %s)%s", major, minor, patch, status_name(s), where);
+                 "on this GPU: %s)%s", major, minor, patch, status_name(s_hw), where);
     {
         size_t l = strlen(d->desc);
-        snprintf(d->desc + l, sizeof d->desc - l, "; set-up %.0f ms (hardware %.0f, hybrid %.0f, "
-                 "states %.0f)", t_hw + t_hy + t_st, t_hw, t_hy, t_st);
+        snprintf(d->desc + l, sizeof d->desc - l, "; set-up %.0f ms (%s handle and states; "
+                 "of that states %.0f)", t_hw + t_hy, d->hardware ? "hardware" : "hybrid", t_st);
     }
     *out = d;
     return 0;
@@ -523,7 +549,7 @@ static int screen(nvj_dec *d, nvj_pic *p, int *fmt, int *tier)
         static const char *const css_name[] = {"4:4:4", "4:2:2", "4:2:0", "4:4:0",
                                                "4:1:1", "4:1:0", "grey", "4:1:0V"};
         if ((d->supported(d->h, d->js, &sup) != NVJ_STATUS_SUCCESS || sup != 0) &&
-            d->tier[1].h) {
+            tier_ready(d)) {
             *tier = 1;
         } else if (sup != 0) {
             /* the engines take baseline Huffman JPEGs in the common
