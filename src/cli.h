@@ -41,6 +41,10 @@ typedef struct cli_opts {
     int rgb;
     int staged;              /* GPU: per-stage kernels, not the fused one */
     int jpeg_decoder;        /* enum cli_jpeg_decoder */
+    const char *codec;       /* --codec: video encoder; NULL = the format's */
+    const char *preset;      /* --preset: libx264 preset; NULL = default */
+    const char *crf;         /* --crf: libx264 CRF (checked text); NULL = default */
+    int png_level;           /* --png-level, libdeflate's 0..12 */
 } cli_opts;
 
 /* Parses argv.  Returns 0 (ok, see o->action), or 2 after printing one

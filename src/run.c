@@ -16,6 +16,7 @@
 #include "image_io.h"
 #include "nvjpeg.h"
 #include "pipeline.h"
+#include "png_out.h"
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
@@ -948,6 +949,9 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
             memset(&vo, 0, sizeof vo);
             vo.threads = c->o->threads;
             vo.mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
+            vo.codec = c->o->codec; /* checked by cli_parse */
+            vo.preset = c->o->preset;
+            vo.crf = c->o->crf;
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};
@@ -1081,6 +1085,8 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* PNG out: the level, and how many threads one image may spread over */
+    png_set_defaults(o->png_level, o->threads);
 
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
         /* the library first (before any output directory is made): it is
