@@ -22,7 +22,8 @@ enum {
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
     OPT_JPEG_DECODER,
     OPT_CODEC, OPT_PRESET, OPT_CRF,
-    OPT_PNG_LEVEL
+    OPT_PNG_LEVEL,
+    OPT_HWDEC
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +55,7 @@ static const struct option long_opts[] = {
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
     {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
+    {"hwdec", required_argument, NULL, OPT_HWDEC},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -86,6 +88,10 @@ void cli_usage(FILE *fp)
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
+"      --hwdec MODE        video decoding: auto (NVDEC for H.264, HEVC, VP9\n"
+"                          and AV1 with the GPU backend, frames kept on the\n"
+"                          GPU), none (software) or nvdec (every codec NVDEC\n"
+"                          has; needs the GPU) [auto]\n"
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
@@ -204,6 +210,7 @@ static void opts_init(cli_opts *o)
     o->p.border = GE_BORDER_REPLICATE;
     o->p.scale = 1.0f;
     o->backend = CLI_BACKEND_AUTO;
+    o->hwdec = CLI_HWDEC_AUTO;
     o->frames = -1;
     o->progress = -1;
     o->png_level = PNG_LEVEL_DEFAULT;
@@ -315,6 +322,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
             else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
             break;
+        case OPT_HWDEC:
+            if (!strcmp(optarg, "auto")) o->hwdec = CLI_HWDEC_AUTO;
+            else if (!strcmp(optarg, "none") || !strcmp(optarg, "no")) o->hwdec = CLI_HWDEC_NONE;
+            else if (!strcmp(optarg, "nvdec") || !strcmp(optarg, "cuda")) o->hwdec = CLI_HWDEC_NVDEC;
+            else return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
+            break;
         case OPT_DEVICE:
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
@@ -402,6 +415,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         return usage_error("%s", "-q and -v contradict each other");
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
         return usage_error("%s", "--jpeg-decoder=nvjpeg needs the GPU backend, not --backend=cpu");
+    if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--hwdec=nvdec needs the GPU backend (NVDEC frames stay on the GPU)");
 
     o->inputs = (const char **)(argv + optind);
     o->ninputs = argc - optind;

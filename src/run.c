@@ -75,6 +75,7 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
     nvj_dec *nvj;
@@ -710,7 +711,10 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->src_failed = 1;
             continue;
         }
-        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+        /* NVDEC's frames stay on the device: only for the GPU engine */
+        vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
+        vo.device = c->o->device;
         j->t_begin = ge_now();
         if (vid_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -1150,8 +1154,8 @@ int run_main(cli_opts *o)
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
      * small image-only runs on the CPU, where starting CUDA would cost more
      * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && o->jpeg_decoder != CLI_JPEG_NVJPEG &&
-        !auto_wants_gpu(&c)) {
+    if (o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
+        o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(&c)) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
@@ -1162,8 +1166,10 @@ int run_main(cli_opts *o)
             snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
             if (ge_verbose)
                 ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
-        } else if (o->backend == CLI_BACKEND_GPU || o->jpeg_decoder == CLI_JPEG_NVJPEG) {
+        } else if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC ||
+                   o->jpeg_decoder == CLI_JPEG_NVJPEG) {
             ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
+                                   : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
                                    : "--jpeg-decoder=nvjpeg: no usable GPU", why);
             status = GE_EXIT_FAIL;
             goto end;
@@ -1195,6 +1201,7 @@ int run_main(cli_opts *o)
 
     c.rep = po.report;
 
+    c.use_gpu = use_gpu;
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
