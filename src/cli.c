@@ -88,8 +88,6 @@ void cli_usage(FILE *fp)
 "                          luma plane\n"
 "\n"
 "Decoding:\n"
-"      --jpeg-decoder D    turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
-"                          nvjpeg (GPU) or stb (stb_image) [turbo]\n"
 "      --auto-orient       turn JPEGs upright by their EXIF orientation, as\n"
 "                          cv2.imread and image viewers do [default]\n"
 "      --no-auto-orient    keep JPEGs' pixels as stored (stb's old behaviour)\n"
@@ -104,6 +102,11 @@ void cli_usage(FILE *fp)
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
+"      --jpeg-decoder D    turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
+"                          stb (stb_image), or nvjpeg: batches of\n"
+"                          JPEGs on the GPU's JPEG engines (needs the GPU\n"
+"                          backend and libnvjpeg.so.13; pixels differ\n"
+"                          slightly from libjpeg-turbo's) [turbo]\n"
 "      --mem-limit SIZE    GPU/pinned memory and CPU scratch budget,\n"
 "                          e.g. 512M; bigger frames go in strips\n"
 "\n"
@@ -420,6 +423,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         return 0;
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--jpeg-decoder=nvjpeg needs the GPU backend, not --backend=cpu");
     if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)
         return usage_error("%s", "--hwdec=nvdec needs the GPU backend (NVDEC frames stay on the GPU)");
 

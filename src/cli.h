@@ -13,8 +13,7 @@ enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
-/* --jpeg-decoder: nvjpeg is parsed; until the GPU decoder lands it runs
- * as turbo with a notice (run.c). */
+/* --jpeg-decoder (SPEC §1.9): which library's pixels a JPEG starts from */
 enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
 typedef struct cli_opts {
