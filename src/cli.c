@@ -12,6 +12,7 @@
 
 #include "png_out.h"
 #include "util.h"
+#include "video_io.h"
 
 enum {
     OPT_SIGMA = 256, OPT_BORDER, OPT_SCALE, OPT_THRESHOLD, OPT_INVERT,
@@ -19,6 +20,7 @@ enum {
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL
 };
 
@@ -46,6 +48,9 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"codec", required_argument, NULL, OPT_CODEC},
+    {"preset", required_argument, NULL, OPT_PRESET},
+    {"crf", required_argument, NULL, OPT_CRF},
     {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
@@ -64,7 +69,7 @@ void cli_usage(FILE *fp)
 "Turn images and videos into edge maps: greyscale, separable Gaussian blur,\n"
 "Sobel magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA)\n"
 "or on the CPU backend.  The output format follows OUTPUT's extension:\n"
-"images .png .jpg .jpeg .bmp .tga .pgm; videos .mkv (FFV1, lossless)\n"
+"images .png .jpg .jpeg .bmp .tga .pgm; videos .mkv (FFVHuff, lossless)\n"
 ".mp4 (H.264) .y4m; image sequences as a pattern such as e_%05d.png.\n"
 "\n"
 "Edge map:\n"
@@ -106,6 +111,11 @@ void cli_usage(FILE *fp)
 "      --keep-partial      keep a failed output as NAME.partial.EXT\n"
 "      --frames N          video: stop after N frames\n"
 "      --start T           video: start at T seconds (from the first frame)\n"
+"      --codec NAME        video encoder: .mkv ffvhuff (default, lossless),\n"
+"                          magicyuv, ffv1 (smallest, slowest), rawvideo or\n"
+"                          libx264; .mp4 libx264; .y4m rawvideo\n"
+"      --preset P          libx264 preset, ultrafast..placebo [" VENC_DEFAULT_PRESET "]\n"
+"      --crf N             libx264 quality, 0 (lossless) to 51 [" VENC_DEFAULT_CRF "]\n"
 "\n"
 "General:\n"
 "  -q, --quiet             no notices, no progress\n"
@@ -344,6 +354,9 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_STAGED: o->staged = 1; break;
+        case OPT_CODEC: o->codec = optarg; break;
+        case OPT_PRESET: o->preset = optarg; break;
+        case OPT_CRF: o->crf = optarg; break;
         case OPT_PNG_LEVEL:
             if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
                 return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
@@ -392,6 +405,18 @@ int cli_parse(int argc, char **argv, cli_opts *o)
     }
     if (o->report_file && !o->report)
         o->report = CLI_REPORT_TEXT;
+    if (o->codec || o->preset || o->crf) {
+        /* checked against the container before any work: the batch's
+         * video format (--format, else mkv), or OUTPUT's extension */
+        char buf[16], why[256];
+        const char *e = o->outdir ? (o->format && venc_format_ok(o->format) ? o->format : "mkv")
+                                  : ge_ext(o->output, buf, sizeof buf);
+        if (!o->outdir && (vid_is_sequence(o->output) || !venc_format_ok(e)))
+            return usage_error("--codec, --preset and --crf apply to video outputs "
+                               "(.mkv .mp4 .y4m), not '%s'", o->output);
+        if (venc_codec_check(e, o->codec, o->preset, o->crf, why, sizeof why))
+            return usage_error("%s", why);
+    }
     return 0;
 }
 

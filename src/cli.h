@@ -38,6 +38,9 @@ typedef struct cli_opts {
     int progress;            /* -1 auto (TTY), 0 off, 1 on */
     int rgb;
     int staged;              /* GPU: per-stage kernels, not the fused one */
+    const char *codec;       /* --codec: video encoder; NULL = the format's */
+    const char *preset;      /* --preset: libx264 preset; NULL = default */
+    const char *crf;         /* --crf: libx264 CRF (checked text); NULL = default */
     int png_level;           /* --png-level, libdeflate's 0..12 */
 } cli_opts;
 

@@ -820,6 +820,9 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
             memset(&vo, 0, sizeof vo);
             vo.threads = c->o->threads;
             vo.mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
+            vo.codec = c->o->codec; /* checked by cli_parse */
+            vo.preset = c->o->preset;
+            vo.crf = c->o->crf;
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};

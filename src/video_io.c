@@ -43,7 +43,6 @@
 #define VID_SWS_SLACK 64
 /* Custom AVIO buffer for direct (streamed) outputs. */
 #define VENC_IO_BUF (64 * 1024)
-#define VENC_DEFAULT_CRF 18
 
 // ---------------------------------------------------------------------------
 // Shared helpers
@@ -876,6 +875,22 @@ int vid_sequence_name(const char *pattern, long index, char *buf, size_t size)
 
 enum { VENC_MKV, VENC_MP4, VENC_Y4M };
 
+/* What each container holds (the muxers' codec tags: Matroska takes
+ * FFVHuff and MagicYUV through their VfW FourCCs, raw video as
+ * V_UNCOMPRESSED; MP4 takes H.264 of these; Y4M only raw frames).
+ * lanes: every frame stands alone (intra-only, no state carried from frame
+ * to frame, the same extradata in every encoder), so several encoders may
+ * code successive frames at once and write the bytes one would. */
+enum { VC_FFV1, VC_FFVHUFF, VC_MAGICYUV, VC_RAW, VC_X264, VC_WRAPPED };
+typedef struct venc_codec {
+    const char *name;  /* --codec */
+    const char *lib;   /* libavcodec's encoder */
+    int id;            /* VC_* */
+    unsigned in;       /* containers: 1 << VENC_* */
+    int lanes;
+} venc_codec;
+
+
 /* FFmpeg 5.1's FFV1 encoder (versions 1..3) reserves its worst-case packet,
  * 148 bytes a pixel (+ 16 KiB), zeroed, at its first frame and keeps it
  * until it is closed: 1.2 GB for a 4K frame, in every encoder, and about
@@ -888,6 +903,9 @@ enum { VENC_MKV, VENC_MP4, VENC_Y4M };
  * the H200 host, 4K, 16 threads, per frame once started: 1 encoder 10.5 ms,
  * 2 x 8 threads 7.3 ms, 4 x 4 6.0 ms, 8 x 2 7.6 ms. */
 #define VENC_LANE_THREADS 4
+/* FFVHuff and MagicYUV, a lane: two frames in flight and their packets
+ * (at most about 2 bytes a pixel are written of the worst-case ones). */
+#define VENC_INTRA_BYTES_PER_PX 8
 #define VENC_MAX_LANES 16
 /* Default memory for the encoders' packet buffers together (--mem-limit,
  * when given, replaces it): at most this, and at most 1/VENC_RAM_SHARE of
@@ -941,6 +959,9 @@ typedef struct venc_par {
 struct venc_writer {
     so_file *out;
     int kind;
+    const venc_codec *vc;
+    enum AVPixelFormat pixfmt;
+    int slices;         /* FFV1's count (0: version 1) */
     AVFormatContext *oc;
     AVCodecContext *enc; /* the encoder (lane 0 when frame-parallel) */
     AVStream *st;
@@ -969,6 +990,100 @@ int venc_format_ok(const char *ext)
     char b[16];
     ext_of(ext, b, sizeof b);
     return !strcmp(b, "mkv") || !strcmp(b, "mp4") || !strcmp(b, "y4m");
+}
+
+static const venc_codec venc_codecs[] = {
+    /* the first of a container is its default (BENCHMARKS.md, "Video
+     * encoders (issue 11)"): FFVHuff codes an edge map in the least CPU of
+     * the lossless codecs, frames stand alone (lanes), and its files say
+     * full range; MagicYUV's are smaller on sparse edges but FFmpeg 5.1
+     * decodes its grey as limited range (tv), so a reader would stretch
+     * the edge values */
+    {"ffvhuff", "ffvhuff", VC_FFVHUFF, 1u << VENC_MKV, 1},
+    {"magicyuv", "magicyuv", VC_MAGICYUV, 1u << VENC_MKV, 1},
+    {"ffv1", "ffv1", VC_FFV1, 1u << VENC_MKV, 1},
+    {"rawvideo", "rawvideo", VC_RAW, 1u << VENC_MKV, 0},
+    {"libx264", "libx264", VC_X264, 1u << VENC_MKV | 1u << VENC_MP4, 0},
+    {"h264", "libx264", VC_X264, 1u << VENC_MKV | 1u << VENC_MP4, 0},
+    /* y4m's raw frames go through wrapped_avframe (what the muxer takes) */
+    {"rawvideo", "wrapped_avframe", VC_WRAPPED, 1u << VENC_Y4M, 0},
+};
+
+static const char *const x264_presets[] = {
+    "ultrafast", "superfast", "veryfast", "faster", "fast", "medium",
+    "slow", "slower", "veryslow", "placebo", NULL};
+
+static int venc_kind(const char *ext)
+{
+    char b[16];
+    ext_of(ext, b, sizeof b);
+    return !strcmp(b, "mkv") ? VENC_MKV : !strcmp(b, "mp4") ? VENC_MP4
+           : !strcmp(b, "y4m") ? VENC_Y4M : -1;
+}
+
+/* The entry for `name` (NULL: the default) in container `kind`, or NULL. */
+static const venc_codec *codec_find(int kind, const char *name)
+{
+    size_t n = sizeof venc_codecs / sizeof venc_codecs[0];
+    for (size_t i = 0; kind >= 0 && i < n; i++)
+        if ((venc_codecs[i].in & (1u << kind)) &&
+            (!name || !strcasecmp(name, venc_codecs[i].name)))
+            return &venc_codecs[i];
+    return NULL;
+}
+
+const char *venc_default_codec(const char *ext)
+{
+    const venc_codec *c = codec_find(venc_kind(ext), NULL);
+    return c ? c->name : NULL;
+}
+
+int venc_codec_check(const char *ext, const char *codec, const char *preset,
+                     const char *crf, char *why, size_t size)
+{
+    int kind = venc_kind(ext);
+    const venc_codec *c = codec_find(kind, codec);
+    char b[16];
+    const char *e = ext_of(ext, b, sizeof b);
+
+    if (kind < 0) {
+        snprintf(why, size, "--codec, --preset and --crf apply to video outputs "
+                 "(.mkv, .mp4, .y4m), not '.%s'", e);
+        return -1;
+    }
+    if (!c) {
+        snprintf(why, size, "--codec '%s': .%s holds %s", codec, e,
+                 kind == VENC_MKV ? "ffvhuff, magicyuv, ffv1, rawvideo or libx264"
+                 : kind == VENC_MP4 ? "libx264 only" : "rawvideo only");
+        return -1;
+    }
+    if ((preset || crf) && c->id != VC_X264) {
+        snprintf(why, size, "--%s applies to libx264 (.mp4, or .mkv with --codec "
+                 "libx264), not %s", preset ? "preset" : "crf", c->name);
+        return -1;
+    }
+    if (preset) {
+        int i;
+        for (i = 0; x264_presets[i] && strcmp(preset, x264_presets[i]); i++)
+            ;
+        if (!x264_presets[i]) {
+            snprintf(why, size, "--preset '%s': expected ultrafast, superfast, veryfast, "
+                     "faster, fast, medium, slow, slower, veryslow or placebo", preset);
+            return -1;
+        }
+    }
+    if (crf) {
+        char *end;
+        double v;
+        errno = 0;
+        v = strtod(crf, &end);
+        /* x264's range for 8-bit video (0 is lossless) */
+        if (errno || end == crf || *end || !(v >= 0 && v <= 51)) {
+            snprintf(why, size, "--crf '%s': expected a number from 0 to 51", crf);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Marks the output failed: an errno-style error is a write error that
@@ -1033,21 +1148,25 @@ static int cpu_threads(int t)
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
-/* How many FFV1 encoders code frames at once for `threads` threads (see
- * VENC_LANE_THREADS), within the memory budget (VENC_MEM_DEFAULT). */
-static int ffv1_lanes(int w, int h, int threads, const venc_opts *o)
+/* How many encoders of an intra codec code frames at once for `threads`
+ * threads, within the memory budget (VENC_MEM_DEFAULT).  FFV1: see
+ * VENC_LANE_THREADS; FFVHuff and MagicYUV have no slice threads: one
+ * encoder a thread. */
+static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
 {
-    /* the packet buffer, the frames in flight (two a lane) and the one
-     * the encoder holds */
-    double per = (double)w * h * (FFV1_PKT_BYTES_PER_PX + 3) + 16384;
+    int ffv1 = wr->vc->id == VC_FFV1;
+    /* FFV1: the packet buffer, the frames in flight (two a lane) and the
+     * one the encoder holds; the others: two frames and two packets */
+    double per = (double)wr->cw * wr->ch *
+                 (ffv1 ? FFV1_PKT_BYTES_PER_PX + 3 : VENC_INTRA_BYTES_PER_PX) + 16384;
     double budget;
     int n;
 
-    if (o && o->ffv1_lanes > 0) /* asked for (tests, benchmarks) */
-        return o->ffv1_lanes < VENC_MAX_LANES ? o->ffv1_lanes : VENC_MAX_LANES;
+    if (o && o->lanes > 0) /* asked for (tests, benchmarks) */
+        return o->lanes < VENC_MAX_LANES ? o->lanes : VENC_MAX_LANES;
     if (threads < 2)
         return 1;
-    n = (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS;
+    n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS : threads;
     if (n < 2)
         n = 2;
     if (n > VENC_MAX_LANES)
@@ -1066,12 +1185,14 @@ static int ffv1_lanes(int w, int h, int threads, const venc_opts *o)
 }
 
 /* Allocates and opens one encoder with the writer's settings.  Called once,
- * or once a lane for frame-parallel FFV1 (the same settings but for the
- * slice threads, which do not change the bytes).  slices: FFV1's count (0:
- * version 1); threads: the encoder's threads.  Returns 0 or an AVERROR. */
-static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pixfmt,
-                    int slices, int threads, const venc_opts *o, AVCodecContext **out)
+ * or once a lane for frame-parallel intra codecs (the same settings but for
+ * FFV1's slice threads, which do not change the bytes).  threads: the
+ * encoder's threads.  Returns 0 or an AVERROR. */
+static int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
+                    const venc_opts *o, AVCodecContext **out)
 {
+    enum AVPixelFormat pixfmt = wr->pixfmt;
+    int slices = wr->slices;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     AVDictionary *copts = NULL;
     int ret;
@@ -1092,7 +1213,7 @@ static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pi
     if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
         enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 
-    if (wr->kind == VENC_MKV) {
+    if (wr->vc->id == VC_FFV1) {
         enc->gop_size = 1;  /* every frame self-contained */
         if (slices > 0) {
             enc->level = 3; /* FFV1 version 3: slices, CRCs */
@@ -1103,16 +1224,24 @@ static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pi
         } else {
             enc->level = 1; /* tiny frames: one slice, no header grid */
         }
-    } else if (wr->kind == VENC_MP4) {
-        char crf[16];
+    } else if (wr->vc->id == VC_FFVHUFF || wr->vc->id == VC_MAGICYUV) {
+        /* One thread: libavcodec's frame threads would delay packets (the
+         * lanes expect each frame's packet at once) and the lanes do the
+         * same work.  FFVHuff's median prediction and MagicYUV's median:
+         * the smallest files of their predictors at about the same speed
+         * (BENCHMARKS.md); FFVHuff's context 0 keeps its fixed tables in
+         * the extradata, so every frame stands alone. */
+        enc->thread_count = 1;
+        av_dict_set(&copts, "pred", "median", 0);
+        if (wr->vc->id == VC_FFVHUFF)
+            av_dict_set(&copts, "context", "0", 0);
+    } else if (wr->vc->id == VC_X264) {
         /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
          * without B-frames every pts stays where it was given. */
-        if (!strcmp(so_path(wr->out), so_name(wr->out)))
+        if (wr->kind == VENC_MP4 && !strcmp(so_path(wr->out), so_name(wr->out)))
             enc->max_b_frames = 0;
-        snprintf(crf, sizeof crf, "%d", o && o->crf > 0 ? o->crf : VENC_DEFAULT_CRF);
-        av_dict_set(&copts, "crf", crf, 0);
-        if (o && o->preset)
-            av_dict_set(&copts, "preset", o->preset, 0);
+        av_dict_set(&copts, "crf", o && o->crf ? o->crf : VENC_DEFAULT_CRF, 0);
+        av_dict_set(&copts, "preset", o && o->preset ? o->preset : VENC_DEFAULT_PRESET, 0);
         enc->thread_count = o && o->threads > 0 ? o->threads : 0;
     }
     ret = avcodec_open2(enc, codec, &copts);
@@ -1212,7 +1341,7 @@ static void par_free(venc_writer *w)
  * Returns 0, or an AVERROR (then nothing is left allocated).  A lane whose
  * extradata differs from lane 0's would write other bytes than the header
  * promises: AVERROR_BUG (never seen; the caller falls back to one lane). */
-static int par_init(venc_writer *w, const AVCodec *codec, int slices, int nlanes,
+static int par_init(venc_writer *w, const AVCodec *codec, int nlanes,
                     int lane_threads, const venc_opts *o)
 {
     venc_par *p = calloc(1, sizeof *p);
@@ -1241,7 +1370,7 @@ static int par_init(venc_writer *w, const AVCodec *codec, int slices, int nlanes
         p->lanes[i].par = p;
         if (i == 0)
             continue;
-        ret = enc_open(w, codec, AV_PIX_FMT_GRAY8, slices, lane_threads, o, &p->lanes[i].enc);
+        ret = enc_open(w, codec, lane_threads, o, &p->lanes[i].enc);
         if (ret < 0)
             goto fail;
         e = p->lanes[i].enc;
@@ -1380,10 +1509,10 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     const AVCodec *codec = NULL;
     const char *muxer;
     const char *name = so_name(out);
-    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16];
+    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16], eb2[256];
     enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
     AVDictionary *mopts = NULL;
-    int direct, ret, slices = 0, threads = 0, nlanes = 1;
+    int direct, ret, threads = 0, nlanes = 1;
 
     pthread_once(&log_once, log_init);
     *wp = NULL;
@@ -1401,32 +1530,32 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->fps = valid_q(fps) ? fps : (AVRational){25, 1};
     wr->last_pts = AV_NOPTS_VALUE;
 
-    if (!strcmp(ext, "mkv")) {
-        wr->kind = VENC_MKV;
-        muxer = "matroska";
-        codec = avcodec_find_encoder(AV_CODEC_ID_FFV1);
-    } else if (!strcmp(ext, "mp4")) {
-        wr->kind = VENC_MP4;
-        muxer = "mp4";
-        codec = avcodec_find_encoder_by_name("libx264");
+    wr->kind = venc_kind(ext);
+    if (wr->kind < 0) {
+        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
+        goto fail;
+    }
+    if (venc_codec_check(ext, o ? o->codec : NULL, o ? o->preset : NULL,
+                         o ? o->crf : NULL, eb2, sizeof eb2)) {
+        ge_err(name, "cannot encode video: %s", eb2);
+        goto fail;
+    }
+    wr->vc = codec_find(wr->kind, o ? o->codec : NULL);
+    muxer = wr->kind == VENC_MKV ? "matroska" : wr->kind == VENC_MP4 ? "mp4"
+            : "yuv4mpegpipe";
+    codec = avcodec_find_encoder_by_name(wr->vc->lib);
+    if (wr->vc->id == VC_X264) {
         pixfmt = AV_PIX_FMT_YUV420P;
         /* 4:2:0 has no odd sizes: pad with a column/row of 0 */
         wr->cw = (w + 1) & ~1;
         wr->ch = (h + 1) & ~1;
-    } else if (!strcmp(ext, "y4m")) {
-        wr->kind = VENC_Y4M;
-        muxer = "yuv4mpegpipe";
-        codec = avcodec_find_encoder(AV_CODEC_ID_WRAPPED_AVFRAME);
-        if (o && o->y4m_yuv420)
-            pixfmt = AV_PIX_FMT_YUV420P;
-    } else {
-        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
-        goto fail;
+    } else if (wr->vc->id == VC_WRAPPED && o && o->y4m_yuv420) {
+        pixfmt = AV_PIX_FMT_YUV420P;
     }
+    wr->pixfmt = pixfmt;
     if (!codec) {
         ge_err(name, "cannot encode video: this libavcodec has no %s encoder",
-               wr->kind == VENC_MP4 ? "libx264 (H.264)" :
-               wr->kind == VENC_MKV ? "FFV1" : "wrapped_avframe");
+               wr->vc->lib);
         goto fail;
     }
     /* Y4M's header holds the rate and each frame is one 1/fps tick. */
@@ -1448,25 +1577,33 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         !(wr->frame = av_frame_alloc()) || !(wr->pkt = av_packet_alloc()))
         goto oom;
 
-    if (wr->kind == VENC_MKV) {
-        /* The slice count follows --threads as it always has (the bytes
-         * depend on it); the threads are then split between encoders
-         * working on successive frames (ffv1_lanes) and their slices. */
+    if (wr->vc->id == VC_FFV1) {
+        /* The slice count follows the frame size alone (so do the bytes;
+         * until issue 11 it followed --threads): 16 from 512x512 pixels on,
+         * enough for a lane's slice threads, else 4; the threads are then
+         * split between encoders working on successive frames
+         * (venc_lanes) and their slices. */
         threads = cpu_threads(o ? o->threads : 0);
-        slices = ffv1_slices(w, h, threads);
-        if (slices > 0)
-            nlanes = ffv1_lanes(w, h, threads, o);
+        wr->slices = (int64_t)w * h >= 512 * 512 ? ffv1_slices(w, h, 16) : 0;
+        if (wr->slices == 0)
+            wr->slices = ffv1_slices(w, h, 4);
+        if (wr->slices > 0)
+            nlanes = venc_lanes(wr, threads, o);
         if (nlanes > 1)
             threads = threads / nlanes > 0 ? threads / nlanes : 1;
+    } else if (wr->vc->lanes) {
+        /* one thread an encoder; nothing in the bytes depends on threads */
+        threads = 1;
+        nlanes = venc_lanes(wr, cpu_threads(o ? o->threads : 0), o);
     }
-    ret = enc_open(wr, codec, pixfmt, slices, threads, o, &wr->enc);
+    ret = enc_open(wr, codec, threads, o, &wr->enc);
     if (ret < 0) {
         ge_err(name, "cannot open the %s encoder (%dx%d): %s", codec->name,
                wr->cw, wr->ch, err_str(ret, eb, sizeof eb));
         goto fail;
     }
     if (nlanes > 1) {
-        ret = par_init(wr, codec, slices, nlanes, threads, o);
+        ret = par_init(wr, codec, nlanes, threads, o);
         if (ret == AVERROR(ENOMEM))
             goto oom;
         /* any other failure: one encoder (with fewer threads) still
@@ -1479,7 +1616,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->st->avg_frame_rate = wr->fps;
     wr->st->r_frame_rate = wr->fps;
 
-    if (wr->kind == VENC_MKV) {
+    if (pixfmt == AV_PIX_FMT_GRAY8 && wr->vc->id != VC_WRAPPED) {
         wr->linesize = FFALIGN(wr->cw, 64);
         wr->pool = av_buffer_pool_init((size_t)wr->linesize * wr->ch + 64, NULL);
         if (!wr->pool || pool_frame(wr, wr->frame) < 0)
@@ -1530,11 +1667,14 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     av_dict_free(&mopts);
     if (wr->par && par_start(wr) == 0)
         par_free(wr); /* no thread: code in venc_put instead */
-    if (ge_verbose && wr->kind == VENC_MKV)
+    if (ge_verbose && wr->vc->id == VC_FFV1)
         ge_note("%s: FFV1 %dx%d, %d slice%s, %d encoder%s of %d thread%s", name, w, h,
-                slices, slices == 1 ? "" : "s", wr->par ? wr->par->nlanes : 1,
+                wr->slices, wr->slices == 1 ? "" : "s", wr->par ? wr->par->nlanes : 1,
                 wr->par && wr->par->nlanes > 1 ? "s" : "",
                 wr->enc->thread_count, wr->enc->thread_count == 1 ? "" : "s");
+    else if (ge_verbose)
+        ge_note("%s: %s %dx%d, %d encoder%s", name, wr->vc->lib, wr->cw, wr->ch,
+                wr->par ? wr->par->nlanes : 1, wr->par && wr->par->nlanes > 1 ? "s" : "");
     *wp = wr;
     return 0;
 
