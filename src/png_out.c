@@ -46,7 +46,7 @@
 #endif
 
 /* The measured choice (BENCHMARKS.md, "PNG writer"). */
-#define PNG_FILTER_CHOSEN PNG_FILTER_AVG
+#define PNG_FILTER_CHOSEN PNG_FILTER_PAETH
 
 /* Largest IDAT we write (PNG allows 2^31 - 1 bytes a chunk). */
 #define PNG_IDAT_MAX ((size_t)1 << 30)
@@ -64,6 +64,15 @@ void png_set_defaults(int level, int threads)
 
 // ---------------------------------------------------------------------------
 // Filters (PNG spec §9; bpp = 1)
+//
+// GCC's generic vectors (SSE2 on x86-64, NEON on arm64): 16 bytes a step for
+// Sub, Up and Avg, 8 for Paeth in 16-bit lanes; -O2 does not vectorise the
+// plain loops, which then cost as much as half of libdeflate's level 1.
+// Each filter reads only the raw rows, so the result is the plain loop's.
+
+typedef uint8_t v16b __attribute__((vector_size(16)));
+typedef uint8_t v8b __attribute__((vector_size(8)));
+typedef int16_t v8s __attribute__((vector_size(16)));
 
 static void filter_none(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 {
@@ -73,22 +82,48 @@ static void filter_none(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 
 static void filter_sub(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 {
+    int i = 1;
     (void)p;
     o[0] = c[0];
-    for (int i = 1; i < w; i++)
+    for (; i + 16 <= w; i += 16) {
+        v16b x, a;
+        memcpy(&x, c + i, 16);
+        memcpy(&a, c + i - 1, 16);
+        x -= a;
+        memcpy(o + i, &x, 16);
+    }
+    for (; i < w; i++)
         o[i] = (uint8_t)(c[i] - c[i - 1]);
 }
 
 static void filter_up(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 {
-    for (int i = 0; i < w; i++)
+    int i = 0;
+    for (; i + 16 <= w; i += 16) {
+        v16b x, b;
+        memcpy(&x, c + i, 16);
+        memcpy(&b, p + i, 16);
+        x -= b;
+        memcpy(o + i, &x, 16);
+    }
+    for (; i < w; i++)
         o[i] = (uint8_t)(c[i] - p[i]);
 }
 
 static void filter_avg(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 {
+    int i = 1;
     o[0] = (uint8_t)(c[0] - (p[0] >> 1));
-    for (int i = 1; i < w; i++)
+    for (; i + 16 <= w; i += 16) {
+        v16b x, a, b;
+        memcpy(&x, c + i, 16);
+        memcpy(&a, c + i - 1, 16);
+        memcpy(&b, p + i, 16);
+        /* floor((a + b) / 2) without leaving 8 bits */
+        x -= (a & b) + ((a ^ b) >> 1);
+        memcpy(o + i, &x, 16);
+    }
+    for (; i < w; i++)
         o[i] = (uint8_t)(c[i] - ((c[i - 1] + p[i]) >> 1));
 }
 
@@ -98,10 +133,37 @@ static inline int paeth(int a, int b, int c)
     return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
 }
 
+static inline v8s vabs(v8s v)
+{
+    v8s m = v >> 15;
+    return (v ^ m) - m;
+}
+
 static void filter_paeth(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
 {
+    int i = 1;
     o[0] = (uint8_t)(c[0] - p[0]);
-    for (int i = 1; i < w; i++)
+    for (; i + 8 <= w; i += 8) {
+        v8b X, A, B, C;
+        v8s a, b, cc, pa, pb, pc, use_a, use_b, pred;
+        memcpy(&X, c + i, 8);
+        memcpy(&A, c + i - 1, 8);
+        memcpy(&B, p + i, 8);
+        memcpy(&C, p + i - 1, 8);
+        a = __builtin_convertvector(A, v8s);
+        b = __builtin_convertvector(B, v8s);
+        cc = __builtin_convertvector(C, v8s);
+        pa = vabs(b - cc);
+        pb = vabs(a - cc);
+        pc = vabs(a + b - cc - cc);
+        /* the spec's order of ties: a, then b, then c */
+        use_a = (pa <= pb) & (pa <= pc);
+        use_b = ~use_a & (pb <= pc);
+        pred = (use_a & a) | (use_b & b) | (~(use_a | use_b) & cc);
+        X -= __builtin_convertvector(pred, v8b);
+        memcpy(o + i, &X, 8);
+    }
+    for (; i < w; i++)
         o[i] = (uint8_t)(c[i] - paeth(c[i - 1], p[i], p[i - 1]));
 }
 
