@@ -26,6 +26,7 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "hwdec.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -404,6 +405,16 @@ struct vid_reader {
     long corrupt;
     int errors_in_row;
     int64_t last_pts, last_dur;
+    /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
+    hw_dec *hw;
+    int hw_only;       /* the decoder has no software path (FFmpeg's av1) */
+    int hw_lost;       /* ... and its hwaccel gave up: the file fails */
+    int hw_soft_noted; /* "decoding in software" said once */
+    int hw_noted;      /* "NVDEC decoding" said once */
+    int hw_mark_set;   /* get_format just chose CUDA (in this decode call) */
+    long hw_log_mark;  /* log_errors then */
+    const AVCodec *sw_codec; /* the stream's software decoder */
+    int threads;       /* decoder threads (0 = auto) */
     /* vid_open_mem: the caller's bytes, read through our AVIOContext */
     AVIOContext *avio;
     const uint8_t *mem;
@@ -491,13 +502,154 @@ static int64_t mem_seek(void *opaque, int64_t offset, int whence)
 
 #define VID_MEM_IO_BUF (32 * 1024)
 
+// NVDEC (--hwdec): which decoder, the device context, get_format.
+
+/* libavcodec offers AV_PIX_FMT_CUDA when the CUDA hwaccel can take the
+ * stream; when its init fails (a size, depth or profile NVDEC does not
+ * support) or the stream changes to such, ff_get_format asks again
+ * without it: then the software format, so decoding goes on in software
+ * (SPEC §1.9: both give the same frames for the exact codecs). */
+static enum AVPixelFormat hw_get_format(AVCodecContext *s, const enum AVPixelFormat *fmts)
+{
+    vid_reader *r = s->opaque;
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA) {
+            r->hw_log_mark = __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+            r->hw_mark_set = 1;
+            return *p;
+        }
+    /* Asked again within the same decode call: the hwaccel's init failed,
+     * and the error lines it logged are not the stream's decoding errors. */
+    if (r->hw_mark_set)
+        __atomic_store_n(&r->log_errors, r->hw_log_mark, __ATOMIC_RELAXED);
+    r->hw_mark_set = 0;
+    if (r->hw_only) {
+        r->hw_lost = 1;
+        return AV_PIX_FMT_NONE;
+    }
+    if (ge_verbose && !r->hw_soft_noted)
+        ge_note("%s: NVDEC does not take this stream (%s, %dx%d): decoding in software",
+                r->path, avcodec_get_name(s->codec_id), s->coded_width, s->coded_height);
+    r->hw_soft_noted = 1;
+    return avcodec_default_get_format(s, fmts);
+}
+
+/* Makes and opens r->dec for codec, with the CUDA hwaccel when r->hw.
+ * Returns 0 or an AVERROR (ENOMEM with r->dec NULL: no context). */
+static int open_decoder(vid_reader *r, const AVCodec *codec)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int ret;
+    r->dec = avcodec_alloc_context3(codec);
+    if (!r->dec)
+        return AVERROR(ENOMEM);
+    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
+    if (ret < 0)
+        return ret;
+    r->dec->pkt_timebase = st->time_base;
+    r->dec->opaque = r; /* log_cb counts its errors */
+    r->dec->thread_count = r->threads;
+    r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if (r->hw) {
+        r->dec->get_format = hw_get_format;
+        if (!(r->dec->hw_device_ctx = av_buffer_ref(hw_device_ref(r->hw))))
+            return AVERROR(ENOMEM);
+    }
+    return avcodec_open2(r->dec, codec, NULL);
+}
+
+/* NVDEC refused a stream whose hwaccel decoder has no software path
+ * (FFmpeg's av1): the stream's software decoder (libdav1d) takes over,
+ * with a notice under -v.  Returns open_decoder's status. */
+static int hw_to_software(vid_reader *r)
+{
+    avcodec_free_context(&r->dec);
+    hw_close(&r->hw);
+    r->hw_only = r->hw_lost = 0;
+    r->draining = r->eof = 0;
+    r->errors_in_row = 0;
+    r->corrupt = 0; /* the refused attempt's errors are not the file's */
+    __atomic_store_n(&r->log_errors, 0, __ATOMIC_RELAXED);
+    if (ge_verbose)
+        ge_note("%s: NVDEC does not take this %s stream: decoding in software (%s)", r->path,
+                avcodec_get_name(r->sw_codec->id), r->sw_codec->name);
+    r->hw_soft_noted = 1;
+    return open_decoder(r, r->sw_codec);
+}
+
+/* The same once packets were read: only before the first frame came out,
+ * and only where the input can seek back to where decoding started.
+ * 0 (decoding goes on), or -1 with the file failed (one line). */
+static int hw_fallback(vid_reader *r)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int64_t ts = r->start_ts != AV_NOPTS_VALUE ? r->start_ts
+                 : st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+    if (r->nout > 0 || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: NVDEC does not take this %s stream and its "
+               "decoder has no software path (--hwdec=none decodes it in software)",
+               avcodec_get_name(r->dec->codec_id));
+        return -1;
+    }
+    ret = hw_to_software(r);
+    if (ret < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot open the %s decoder: %s", r->sw_codec->name,
+               err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    return 0;
+}
+
+/* Chooses NVDEC or software for this stream (before the decoder is made):
+ * *codec may become FFmpeg's hwaccel-only decoder (AV1).  Returns 0, or
+ * -1 (message printed) when --hwdec=nvdec cannot get a device. */
+static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
+{
+    const AVCodec *c;
+    char why[256];
+    const char *cname = avcodec_get_name((*codec)->id);
+    if (o->rgb) {
+        if (ge_verbose)
+            ge_note("%s: --rgb converts on the host: decoding in software", r->path);
+        return 0;
+    }
+    if (o->hwdec == VID_HWDEC_AUTO && !hw_codec_exact((*codec)->id)) {
+        if (ge_verbose)
+            ge_note("%s: %s decodes in software (NVDEC's pictures may differ; "
+                    "--hwdec=nvdec to force)", r->path, cname);
+        return 0;
+    }
+    c = hw_find_decoder(*codec, &r->hw_only);
+    if (!c) {
+        if (ge_verbose)
+            ge_note("%s: no NVDEC decoder for %s: decoding in software", r->path, cname);
+        return 0;
+    }
+    if (hw_open(NULL, o->device, &r->hw, why, sizeof why)) {
+        r->hw_only = 0;
+        if (o->hwdec == VID_HWDEC_NVDEC) {
+            ge_err(r->path, "--hwdec=nvdec: %s", why);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %s: decoding in software", r->path, why);
+        return 0;
+    }
+    *codec = c;
+    return 0;
+}
+
 /* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
  * else the n bytes at mem, with path only naming them in messages. */
 static int open_reader(const char *path, const void *mem, size_t mem_n,
                        const vid_opts *o, vid_reader **out)
 {
     vid_reader *r = NULL;
-    const AVCodec *codec = NULL;
+    const AVCodec *codec = NULL, *st_codec;
     AVStream *st;
     char *url = NULL;
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -582,18 +734,20 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     st = r->fmt->streams[r->vidx];
     r->tb = st->time_base;
 
-    r->dec = avcodec_alloc_context3(codec);
-    if (!r->dec) {
+    st_codec = codec;
+    if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
+        goto fail;
+    r->sw_codec = st_codec;
+    r->threads = o && o->threads > 0 ? o->threads : 0;
+    ret = open_decoder(r, codec);
+    if (ret < 0 && r->hw_lost) {
+        /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
+        codec = r->sw_codec;
+        ret = hw_to_software(r);
+    }
+    if (ret == AVERROR(ENOMEM) && !r->dec) {
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
-    }
-    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
-    if (ret >= 0) {
-        r->dec->pkt_timebase = st->time_base;
-        r->dec->opaque = r; /* log_cb counts its errors */
-        r->dec->thread_count = o && o->threads > 0 ? o->threads : 0;
-        r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-        ret = avcodec_open2(r->dec, codec, NULL);
     }
     if (ret < 0) {
         ge_err(path, "cannot open the %s decoder: %s", codec->name,
@@ -680,6 +834,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
     char eb[AV_ERROR_MAX_STRING_SIZE];
     int ret;
 
+    src_frame_host(fr);
     for (;;) {
         if (r->max_frames >= 0 && r->nout >= r->max_frames)
             return 0;
@@ -688,6 +843,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (r->eof)
             return 0;
 
+        r->hw_mark_set = 0; /* get_format's retry happens within one call */
         ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret >= 0) {
             int64_t ts = r->frame->best_effort_timestamp;
@@ -701,6 +857,30 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                 ts < r->start_ts) {
                 av_frame_unref(r->frame);
                 continue;
+            }
+            if (r->frame->format == AV_PIX_FMT_CUDA) {
+                /* NVDEC: the luma plane stays in the decoder's surface */
+                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g, &why) == 0) {
+                    fill_frame(r, fr, &g, t0);
+                    if (hw_take(r->hw, r->frame, fr, &why) == 0) {
+                        if (ge_verbose && !r->hw_noted)
+                            ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
+                                    r->path, r->dec->codec->name,
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) ?
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) : "?",
+                                    fr->f.width, fr->f.height);
+                        r->hw_noted = 1;
+                        return 1;
+                    }
+                    r->nout--;
+                }
+                if (!why)
+                    why = "a CUDA frame without NVDEC";
+                r->failed = 1;
+                ge_err(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
+                       r->frame->width, r->frame->height, why);
+                av_frame_unref(r->frame);
+                return -1;
             }
             if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
                 r->failed = 1;
@@ -720,6 +900,11 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             return 0;
         }
         if (ret != AVERROR(EAGAIN)) {
+            if (r->hw_lost) { /* FFmpeg's av1 decoder without NVDEC */
+                if (hw_fallback(r))
+                    return -1;
+                continue;
+            }
             /* a frame that failed to decode: counted, decoding goes on */
             if (decode_error(r, ret))
                 return -1;
@@ -757,10 +942,16 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         }
         if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
             r->corrupt++; /* still decoded: the decoder may conceal it */
+        r->hw_mark_set = 0;
         ret = avcodec_send_packet(r->dec, r->pkt);
         av_packet_unref(r->pkt);
         /* Every frame was received before this send, so EAGAIN cannot
          * happen; any other error is a bad packet, skipped. */
+        if (ret < 0 && ret != AVERROR(EAGAIN) && r->hw_lost) {
+            if (hw_fallback(r))
+                return -1;
+            continue;
+        }
         if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
             return -1;
     }
@@ -774,6 +965,7 @@ void vid_close(vid_reader **pr)
     r = *pr;
     *pr = NULL;
     avcodec_free_context(&r->dec); /* joins the decoder's threads */
+    hw_close(&r->hw); /* frames handed out keep their own references */
     avformat_close_input(&r->fmt);
     if (r->avio) { /* ours (vid_open_mem): the buffer may have been replaced */
         av_freep(&r->avio->buffer);

@@ -100,6 +100,14 @@ typedef struct vid_opts {
     long max_frames; /* --frames: frames to deliver; < 0 all */
     int rgb;         /* --rgb: the RGB path even for YUV sources */
     int threads;     /* decoder threads; 0 = as many as CPUs */
+    int hwdec;       /* VID_HWDEC_* (hwdec.h; 0 = none): NVDEC frames stay
+                        on the device (src_frame.on_device): only for the
+                        GPU engine.  auto: H.264/HEVC/VP9/AV1 where
+                        libavcodec's CUDA hwaccel takes the stream; nvdec:
+                        every codec it has.  Otherwise, and with rgb, and
+                        where the hwaccel gives up (at open or mid-file),
+                        software (a notice under -v). */
+    int device;      /* CUDA device for NVDEC */
 } vid_opts;
 
 typedef struct vid_reader vid_reader;

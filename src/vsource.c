@@ -37,6 +37,7 @@
 #include <libavformat/avformat.h>
 #include <libavutil/mathematics.h>
 
+#include "hwdec.h"
 #include "safeout.h"
 #include "util.h"
 
@@ -503,8 +504,11 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     }
     vid_get_info(s->plain, &s->info);
     /* host frames from a regular file, two decoders or more: segments,
-     * each decoder with its share of the threads */
-    if (ndec >= 2 && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+     * each decoder with its share of the threads.  Not with NVDEC yet:
+     * a segment decoded ahead would hold its session's surfaces until its
+     * turn, and a hwaccel whose pool runs dry fails the frame (the plan
+     * for it: notes/vsource.md, "How a hardware decoder plugs in"). */
+    if (ndec >= 2 && o->hwdec == VID_HWDEC_NONE && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
         S_ISREG(sb.st_mode) && plan(s, ndec) == 0) {
         s->ndec = s->nseg < ndec ? s->nseg : ndec;
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
