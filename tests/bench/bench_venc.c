@@ -67,7 +67,7 @@ typedef struct clip {
 static int load(const char *path, clip *c)
 {
     vid_reader *r = NULL;
-    vid_opts vo = {0, -1, 0, 0};
+    vid_opts vo = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int rc = -1, k;
@@ -144,7 +144,7 @@ end:
 static int decode_all(const char *path, int threads, int seg, long *frames, double *wall,
                       double *cpu, int *nseg)
 {
-    vid_opts vo = {0, -1, 0, threads};
+    vid_opts vo = {.max_frames = -1, .threads = threads};
     host_buf buf = {0};
     src_frame fr;
     double t0 = now_s(), c0 = cpu_s();
