@@ -3,9 +3,10 @@
  * SPEC §1.1): PNG through libspng (image_in_png.c, stb's pixels exactly),
  * JPEG through libjpeg-turbo (image_in_jpeg.c, OpenCV's and Pillow's
  * pixels; EXIF orientation applied), every other format stb_image reads
- * through stb, chosen by the file's first bytes (img_load_mem); out through
- * stb_image_write's *_to_func writers into safeout's checked writer, plus a
- * PGM writer of our own (stb has none).
+ * through stb, chosen by the file's first bytes (img_load_mem); out into
+ * safeout's checked writer: PNG through png_out.c (libdeflate, several
+ * threads), a PGM writer of our own (stb has none), the rest through
+ * stb_image_write's *_to_func writers.
  *
  * Loading reads the file ourselves and decodes from memory: open/read give
  * the real errno ("Permission denied", "Is a directory") where stb would only

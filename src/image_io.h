@@ -1,7 +1,8 @@
 /*
  * image_io.h — images in (PNG: libspng, image_in_png.c; JPEG: libjpeg-turbo,
  * image_in_jpeg.c; every other format stb_image reads: stb) and out
- * (stb_image_write's *_to_func writers through safeout, and PGM by us).
+ * (PNG by png_out.c over libdeflate, PGM by us, the others through
+ * stb_image_write's *_to_func writers; all through safeout).
  */
 #ifndef GPUEDGE_IMAGE_IO_H
 #define GPUEDGE_IMAGE_IO_H

@@ -23,6 +23,7 @@
 #include "safeout.h"
 #include "util.h"
 #include "video_io.h"
+#include "vsource.h"
 #include "workpool.h"
 
 #include <libavutil/avutil.h>
@@ -58,7 +59,7 @@ typedef struct run_ctx {
     so_file *hist;       /* --hist CSV */
     int batch;
     /* video source (decode thread) */
-    vid_reader *vr;
+    vsrc *vr;          /* the video being decoded (vsource.h: segments at once) */
     int vr_job;
     /* sink state (writer thread) */
     int sink_job;        /* job whose output is open, -1 none */
@@ -700,15 +701,15 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
     prefetch_more(c);
     for (;;) {
         if (sig_stopped()) {
-            vid_close(&c->vr);
+            vsrc_close(&c->vr);
             return 0;
         }
         if (c->vr) {
             job *j = &c->jobs[c->vr_job];
-            int r = vid_next(c->vr, fr, buf);
+            int r = vsrc_next(c->vr, fr, buf);
             if (r == 1) {
                 int64_t ts, dur;
-                vid_last_ts(c->vr, &ts, &dur);
+                vsrc_last_ts(c->vr, &ts, &dur);
                 fr->job = c->vr_job;
                 fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
                 fr->duration = dur;
@@ -720,7 +721,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             else if (r == 0 && j->decoded == 0) {
                 /* one line: vid_close adds no "decoding errors" notice
                  * for a file without frames, the count goes here */
-                long nerr = vid_corrupt_count(c->vr);
+                long nerr = vsrc_corrupt_count(c->vr);
                 if (nerr > 0)
                     ge_err(j->input, "no video frames decoded (%ld decoding error%s)", nerr,
                            nerr == 1 ? "" : "s");
@@ -728,7 +729,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
                     ge_err(j->input, "no video frames decoded");
                 j->src_failed = 1;
             }
-            vid_close(&c->vr);
+            vsrc_close(&c->vr);
             continue;
         }
         if (c->next_job >= c->njobs)
@@ -751,13 +752,13 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
         vo.device = c->o->device;
         j->t_begin = ge_now();
-        if (vid_open(j->input, &vo, &c->vr)) {
+        if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
             continue;
         }
         {
             vid_info vi;
-            vid_get_info(c->vr, &vi);
+            vsrc_get_info(c->vr, &vi);
             j->tb = vi.time_base;
             j->fps = vi.frame_rate;
             j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
@@ -1252,7 +1253,7 @@ int run_main(cli_opts *o)
      * the source for the end of the video it was reading: close it here,
      * the decode thread is joined (it left the input open and ~1 MB of
      * decoder state allocated until exit). */
-    vid_close(&c.vr);
+    vsrc_close(&c.vr);
 
     if (c.hist) {
         if (r == 0) {
