@@ -864,12 +864,26 @@ static int load_jpeg(const void *buf, size_t n, const char *name, img_image *img
  * anything unrecognised go to stb, which names what it cannot read. */
 enum img_in { IMG_IN_STB, IMG_IN_PNG, IMG_IN_JPEG };
 
+/* A JPEG to stb: FF, any number of FF fill bytes, D8 (stb's get_marker).
+ * libjpeg-turbo wants FF D8 first and refuses the rest, so a file stb
+ * would read as a JPEG never reaches stb's JPEG decoder unasked (a fuzz
+ * finding, 2026-12-01: "FF FF D8" led there, into an undefined shift). */
+static int jpeg_sig(const unsigned char *d, size_t n)
+{
+    size_t i = 1;
+    if (n < 2 || d[0] != 0xff)
+        return 0;
+    while (i < n && d[i] == 0xff)
+        i++;
+    return i < n && d[i] == 0xd8;
+}
+
 static int sniff(const unsigned char *d, size_t n)
 {
     static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
     if (n >= 8 && !memcmp(d, png_sig, 8))
         return IMG_IN_PNG;
-    if (imgjpg_is_jpeg(d, n))
+    if (jpeg_sig(d, n))
         return IMG_IN_JPEG;
     return IMG_IN_STB;
 }

@@ -590,6 +590,21 @@ static void test_refusals(void)
         free(c);
     }
 
+    /* fuzz finding: FF fill bytes before SOI (stb reads that as a JPEG and
+     * hit an undefined shift on this file's data): libjpeg-turbo's, one line */
+    {
+        size_t fn;
+        unsigned char *f = slurp("tests/fuzz/regressions/image-jpeg-fill-before-soi.jpg", &fn);
+        capture_start();
+        rc = f ? img_load_mem(f, fn, "fill.jpg", &m) : -2;
+        msg = capture_end();
+        CHECK(rc == -1 && !m.pixels && one_line(msg) &&
+                  strstr(msg, "fill.jpg: cannot read image: corrupt JPEG"),
+              "jpeg fuzz regression image-jpeg-fill-before-soi.jpg: libjpeg-turbo refuses it",
+              "rc %d '%s'", rc, msg);
+        free(f);
+    }
+
     /* the decode limit, from the header: 64x48x3 = 9216 bytes */
     img_set_decode_limit(9215);
     capture_start();
