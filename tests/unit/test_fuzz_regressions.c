@@ -191,6 +191,10 @@ static void test_image_valid(void)
         { "valid-progressive.jpg", 24, 16, 3 }, /* DHTs between scans */
         { "valid-rle.hdr", 8, 2, 3 },           /* RLE scanlines to the end */
         { "valid-rgb.pic", 2, 2, 3 },           /* RGB through the RGBA path */
+        /* stb un-mattes its partial alpha with an out-of-range float to
+         * uchar conversion (clang's UBSan; fuzz finding 2026-12-01): it
+         * still decodes, to stb's pixels */
+        { "valid-psd-unmatte.psd", 6, 4, 4 },
     };
     size_t i;
     for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
