@@ -130,9 +130,15 @@ def main():
     for p in photos:
         ext = os.path.splitext(p)[1].lower().lstrip(".")
         fmt[ext] = fmt.get(ext, 0) + 1
-    if cv2 is not None:
-        for p in photos:  # header only would do; imread is what is at hand
-            im = cv2.imread(p, cv2.IMREAD_UNCHANGED)
+    try:
+        from PIL import Image  # the header only
+        for p in photos:
+            with Image.open(p) as im:
+                mpx += im.size[0] * im.size[1] / 1e6
+    except (ImportError, OSError):
+        mpx = 0.0
+        for p in photos:
+            im = cv2.imread(p, cv2.IMREAD_UNCHANGED) if cv2 is not None else None
             if im is not None:
                 mpx += im.shape[0] * im.shape[1] / 1e6
     in_bytes = sum(os.path.getsize(p) for p in photos)
