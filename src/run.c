@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "image_io.h"
 #include "pipeline.h"
+#include "png_out.h"
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
@@ -72,6 +73,7 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -580,7 +582,10 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->src_failed = 1;
             continue;
         }
-        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+        /* NVDEC's frames stay on the device: only for the GPU engine */
+        vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
+        vo.device = c->o->device;
         j->t_begin = ge_now();
         if (vid_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -819,6 +824,9 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
             memset(&vo, 0, sizeof vo);
             vo.threads = c->o->threads;
             vo.mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
+            vo.codec = c->o->codec; /* checked by cli_parse */
+            vo.preset = c->o->preset;
+            vo.crf = c->o->crf;
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};
@@ -952,6 +960,8 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* PNG out: the level, and how many threads one image may spread over */
+    png_set_defaults(o->png_level, o->threads);
 
     status = plan_jobs(&c);
     if (status)
@@ -991,7 +1001,7 @@ int run_main(cli_opts *o)
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
      * small image-only runs on the CPU, where starting CUDA would cost more
      * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && !auto_wants_gpu(&c)) {
+    if (o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC && !auto_wants_gpu(&c)) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
@@ -1002,8 +1012,9 @@ int run_main(cli_opts *o)
             snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
             if (ge_verbose)
                 ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
-        } else if (o->backend == CLI_BACKEND_GPU) {
-            ge_err(NULL, "--backend=gpu: %s", why);
+        } else if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC) {
+            ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu" : "--hwdec=nvdec",
+                   why);
             status = GE_EXIT_FAIL;
             goto end;
         } else if (!ge_quiet) {
@@ -1018,6 +1029,7 @@ int run_main(cli_opts *o)
 
     c.rep = po.report;
 
+    c.use_gpu = use_gpu;
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
