@@ -21,7 +21,6 @@
 #   LIMIT_MIB (60), PACK (../shared/device/pack).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-HERE=$PWD
 MAIN=${MAIN:-/work/main}
 RD=$(cd "${REALDATA:-build/realdata}" && pwd)
 GPUEDGE=${GPUEDGE:-$MAIN/gpuedge}

@@ -62,7 +62,7 @@ big)
     echo "## one photo as a whole process: $(basename "$ph"), $(wc -c <"$ph") bytes"
     for be in gpu cpu; do
         ts=()
-        for i in 1 2 3 4 5; do
+        for _ in 1 2 3 4 5; do
             t0=$(date +%s.%N)
             "$GPUEDGE" -q -y --backend=$be "$ph" /tmp/big.png || rc=1
             ts+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')")

@@ -18,7 +18,6 @@
 # Exit 0 when every run that could run succeeded (a GPU run without a GPU
 # is "skip", not a failure); 1 otherwise.
 import argparse
-import glob
 import os
 import shutil
 import subprocess
