@@ -8,7 +8,8 @@
 #            checks their sha256 against the carried clips'), then
 #            photos.py (gpuedge GPU and CPU backends, the OpenCV script
 #            again for |delta| and a same-run ratio) and video_real.sh
-#            (gpuedge GPU with/without NVDEC, CPU backend; mkv, mp4, null)
+#            (gpuedge GPU with/without NVDEC, CPU backend; mkv, mp4, null;
+#            the OpenCV video script on 100 frames a clip for a same-call ratio)
 #   big      one 5640x3172 JPEG to PNG as a whole process, five times a
 #            backend, and the OpenCV script on it
 # Runs after `. .device-bench-NAME/env.sh` (BENCH_PAYLOAD, PATH).  Logs and
@@ -54,7 +55,8 @@ gpuedge)
     python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
         --runs "$RUNS" --log "$OUT" "$P/photos" || rc=1
     echo; echo "## video (gpuedge)"
-    FFMPEG=none PY=none LOG=$OUT bash tests/bench/video_real.sh \
+    # the OpenCV script again on 100 frames a clip: a same-call ratio
+    FFMPEG=none PY=python3 CV_FRAMES=${CV_FRAMES:-100} LOG=$OUT bash tests/bench/video_real.sh \
         "$M/bbb1080.mp4" "$M/bbb2160.mp4" || rc=1 ;;
 big)
     "$GPUEDGE" --version 2>&1 | head -n 4

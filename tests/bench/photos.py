@@ -233,7 +233,8 @@ def main():
             print("not ok photos: ffmpeg rc=%d (see %s)" % (rc, log))
             bad += 1
     else:
-        print("skip photos ffmpeg: %s not found" % a.ffmpeg)
+        print("skip photos ffmpeg: %s" % ("--ffmpeg none" if a.ffmpeg == "none"
+                                           else a.ffmpeg + " not found"))
 
     for _ in range(a.runs - 1):
         for i, fn in again:

@@ -144,26 +144,28 @@ for clip in "$@"; do
         cvs=$(tail -n 5 "$L" | sed -n 's/^RESULT cv_video frames=\([0-9]*\) seconds=\([0-9.]*\).*/\1 \2/p')
         if [ $RC = 0 ] && [ -n "$cvs" ]; then
             read -r cvn cvt <<<"$cvs"
-            row "$c" "OpenCV script (cv_video.py)" "$cvt" "$cvn"
+            row "$c" "OpenCV script (cv_video.py, open to release)" "$cvt" "$cvn"
         elif [ $RC = 77 ]; then echo "skip videoreal $c: OpenCV script: no cv2"
         else echo "not ok videoreal $c: OpenCV script rc=$RC"; rc=1; fi
         rm -f "$T/cv.mkv"
     else
-        echo "skip videoreal OpenCV script: no python3 with cv2 and numpy"
+        echo "skip videoreal OpenCV script: ${PY:+PY=$PY}${PY:-no python3 with cv2 and numpy}"
     fi
 done
 
 [ ${#rows[@]} -gt 0 ] || { echo "skip videoreal: nothing ran"; exit $rc; }
 echo
-echo "| clip | run | wall s | frames | fps | x ffmpeg command | x decode alone |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| clip | run | wall s | frames | fps | x ffmpeg command | x decode alone | x OpenCV |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}" | awk -F'\t' '
     { c[NR] = $1; r[NR] = $2; s[NR] = $3; n[NR] = $4; f[NR] = $5
       if ($2 == "ffmpeg gblur,sobel -> ffv1") cmd[$1] = $5
-      if ($2 == "ffmpeg decode alone (-f null)") dec[$1] = $5 }
+      if ($2 == "ffmpeg decode alone (-f null)") dec[$1] = $5
+      if ($2 ~ /^OpenCV script/) cv[$1] = $5 }
     END { for (i = 1; i <= NR; i++)
-        printf "| %s | %s | %.3f | %d | %.1f | %s | %s |\n", c[i], r[i], s[i], n[i], f[i],
+        printf "| %s | %s | %.3f | %d | %.1f | %s | %s | %s |\n", c[i], r[i], s[i], n[i], f[i],
             (cmd[c[i]] > 0 ? sprintf("%.2f", f[i] / cmd[c[i]]) : "-"),
-            (dec[c[i]] > 0 ? sprintf("%.2f", f[i] / dec[c[i]]) : "-") }'
+            (dec[c[i]] > 0 ? sprintf("%.2f", f[i] / dec[c[i]]) : "-"),
+            (cv[c[i]] > 0 ? sprintf("%.1f", f[i] / cv[c[i]]) : "-") }'
 echo "# log: $L"
 exit $rc
