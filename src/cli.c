@@ -20,6 +20,7 @@ enum {
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_JPEG_DECODER,
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC
@@ -49,6 +50,7 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"jpeg-decoder", required_argument, NULL, OPT_JPEG_DECODER},
     {"codec", required_argument, NULL, OPT_CODEC},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
@@ -93,6 +95,10 @@ void cli_usage(FILE *fp)
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
+"      --jpeg-decoder D    turbo (libjpeg-turbo), stb, or nvjpeg: batches of\n"
+"                          JPEGs on the GPU's JPEG engines (needs the GPU\n"
+"                          backend and libnvjpeg.so.13; pixels differ\n"
+"                          slightly from libjpeg-turbo's) [turbo]\n"
 "      --mem-limit SIZE    GPU/pinned memory and CPU scratch budget,\n"
 "                          e.g. 512M; bigger frames go in strips\n"
 "\n"
@@ -367,6 +373,16 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_STAGED: o->staged = 1; break;
+        case OPT_JPEG_DECODER:
+            if (!strcmp(optarg, "turbo") || !strcmp(optarg, "libjpeg-turbo"))
+                o->jpeg_decoder = CLI_JPEG_TURBO;
+            else if (!strcmp(optarg, "nvjpeg"))
+                o->jpeg_decoder = CLI_JPEG_NVJPEG;
+            else if (!strcmp(optarg, "stb"))
+                o->jpeg_decoder = CLI_JPEG_STB;
+            else
+                return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
+            break;
         case OPT_CODEC: o->codec = optarg; break;
         case OPT_PRESET: o->preset = optarg; break;
         case OPT_CRF: o->crf = optarg; break;
@@ -397,6 +413,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         return 0;
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--jpeg-decoder=nvjpeg needs the GPU backend, not --backend=cpu");
     if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)
         return usage_error("%s", "--hwdec=nvdec needs the GPU backend (NVDEC frames stay on the GPU)");
 

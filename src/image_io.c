@@ -1,8 +1,9 @@
 /*
  * image_io.c — images in through stb_image (every format it reads, native
- * channel count, 16-bit kept as 16-bit: SPEC §1.1) and out through
- * stb_image_write's *_to_func writers into safeout's checked writer, plus a
- * PGM writer of our own (stb has none).
+ * channel count, 16-bit kept as 16-bit: SPEC §1.1) and out into safeout's
+ * checked writer: PNG through png_out.c (libdeflate, several threads), a
+ * PGM writer of our own (stb has none), the rest through stb_image_write's
+ * *_to_func writers.
  *
  * Loading reads the file ourselves and decodes from memory: open/read give
  * the real errno ("Permission denied", "Is a directory") where stb would only

@@ -1,6 +1,7 @@
 /*
  * image_io.h — images in (stb_image, every format it reads) and out
- * (stb_image_write's *_to_func writers through safeout, and PGM by us).
+ * (PNG by png_out.c over libdeflate, PGM by us, the others through
+ * stb_image_write's *_to_func writers; all through safeout).
  */
 #ifndef GPUEDGE_IMAGE_IO_H
 #define GPUEDGE_IMAGE_IO_H

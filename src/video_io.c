@@ -411,6 +411,8 @@ struct vid_reader {
     int hw_lost;       /* ... and its hwaccel gave up: the file fails */
     int hw_soft_noted; /* "decoding in software" said once */
     int hw_noted;      /* "NVDEC decoding" said once */
+    int hw_mark_set;   /* get_format just chose CUDA (in this decode call) */
+    long hw_log_mark;  /* log_errors then */
     const AVCodec *sw_codec; /* the stream's software decoder */
     int threads;       /* decoder threads (0 = auto) */
     /* vid_open_mem: the caller's bytes, read through our AVIOContext */
@@ -511,8 +513,16 @@ static enum AVPixelFormat hw_get_format(AVCodecContext *s, const enum AVPixelFor
 {
     vid_reader *r = s->opaque;
     for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
-        if (*p == AV_PIX_FMT_CUDA)
+        if (*p == AV_PIX_FMT_CUDA) {
+            r->hw_log_mark = __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+            r->hw_mark_set = 1;
             return *p;
+        }
+    /* Asked again within the same decode call: the hwaccel's init failed,
+     * and the error lines it logged are not the stream's decoding errors. */
+    if (r->hw_mark_set)
+        __atomic_store_n(&r->log_errors, r->hw_log_mark, __ATOMIC_RELAXED);
+    r->hw_mark_set = 0;
     if (r->hw_only) {
         r->hw_lost = 1;
         return AV_PIX_FMT_NONE;
@@ -833,6 +843,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (r->eof)
             return 0;
 
+        r->hw_mark_set = 0; /* get_format's retry happens within one call */
         ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret >= 0) {
             int64_t ts = r->frame->best_effort_timestamp;
@@ -931,6 +942,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         }
         if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
             r->corrupt++; /* still decoded: the decoder may conceal it */
+        r->hw_mark_set = 0;
         ret = avcodec_send_packet(r->dec, r->pkt);
         av_packet_unref(r->pkt);
         /* Every frame was received before this send, so EAGAIN cannot

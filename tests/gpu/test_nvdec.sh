@@ -16,7 +16,8 @@
 #              exit 1 with one line and no output; never a hang (timeout)
 #   sanitizer  compute-sanitizer memcheck and racecheck over an NVDEC batch
 #   timing     bench_1080p.mp4 through --hwdec=nvdec and --hwdec=none to
-#              /dev/null and to .mkv, with --report
+#              /dev/null and to .mkv, with --report; bench_nvdec with 1, 4
+#              and 7 NVDEC sessions at once (every frame from NVDEC)
 set -u
 D=${1:?usage: test_nvdec.sh CLIPDIR}
 OUT=${OUT:-/tmp/gpuedge-gpu}
@@ -172,6 +173,15 @@ if [ -f "$f" ]; then
         timeout "$TO" "$GPUEDGE" -q -y --backend=gpu --hwdec=nvdec --threads $th --report "$f" /dev/null >"$L/bench.th$th.log" 2>&1
         echo "# --hwdec=nvdec --threads $th -> null: rc=$? $(grep -m1 'frames ' "$L/bench.th$th.log" | sed 's/^ *//'); $(grep -m1 '^ *decode ' "$L/bench.th$th.log" | awk '{print "decode median " $5 " ms"}')"
     done
+fi
+# several NVDEC sessions at once in one process (tests/bench/bench_nvdec.c)
+BN=$(command -v bench_nvdec || echo tests/bin/bench_nvdec)
+if [ -f "$f" ] && [ -x "$BN" ]; then
+    if timeout "$TO" "$BN" "$f" 1 4 7 >"$L/bench_nvdec.log" 2>&1; then
+        ok "NVDEC sessions at once: $(grep -o 'K=[0-9]*:.*fps,' "$L/bench_nvdec.log" | tr '\n' ' ')"
+    else
+        not_ok "bench_nvdec: $(tail -2 "$L/bench_nvdec.log" | tr '\n' ' ')"
+    fi
 fi
 echo "# test_nvdec: $fails failures"
 [ $fails = 0 ]
