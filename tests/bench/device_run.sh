@@ -52,8 +52,13 @@ gpuedge)
              "peers call's ffmpeg figures are on other bytes of the same footage"
     fi
     echo; echo "## photos (gpuedge GPU and CPU backends, OpenCV script)"
+    bes=gpu,cpu
+    # nvJPEG when the payload carries its library (GPUEDGE_NVJPEG, env.sh)
+    if [ -n "${GPUEDGE_NVJPEG:-}" ] && "$GPUEDGE" --help 2>&1 | grep -q -- --jpeg-decoder; then
+        bes=gpu,gpu:--jpeg-decoder=nvjpeg,cpu
+    fi
     python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
-        --runs "$RUNS" --log "$OUT" "$P/photos" || rc=1
+        --runs "$RUNS" --backends "$bes" --log "$OUT" "$P/photos" || rc=1
     echo; echo "## video (gpuedge)"
     # the OpenCV script again on 100 frames a clip: a same-call ratio
     FFMPEG=none PY=python3 CV_FRAMES=${CV_FRAMES:-100} LOG=$OUT bash tests/bench/video_real.sh \

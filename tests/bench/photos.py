@@ -181,13 +181,17 @@ def main():
 
     # --- gpuedge ---------------------------------------------------------------
     extra = a.gpuedge_args.split()
-    for be in [b for b in a.backends.split(",") if b]:
-        gdir = os.path.join(work, "gpuedge-" + be)
+    # an entry is a backend, optionally with options: gpu:--jpeg-decoder=nvjpeg
+    for entry in [b for b in a.backends.split(",") if b]:
+        be, _, more = entry.partition(":")
+        opts = ["--backend=" + be] + more.split() + extra
+        tag = "".join(c if c.isalnum() else "-" for c in entry)
+        gdir = os.path.join(work, "gpuedge-" + tag)
 
-        def run_ge():
+        # defaults bind this entry's values: the later rounds call it again
+        def run_ge(gdir=gdir, opts=opts):
             shutil.rmtree(gdir, ignore_errors=True)
-            return timed([a.gpuedge, "-q", "-y", "--backend=" + be] + extra +
-                         ["-o", gdir] + photos, log)
+            return timed([a.gpuedge, "-q", "-y"] + opts + ["-o", gdir] + photos, log)
         rc, s = best_of(run_ge)
         if rc != 0:
             if be == "gpu":
@@ -200,24 +204,25 @@ def main():
                 if p.returncode != 0:
                     print("skip photos gpuedge --backend=gpu: %s" % msg)
                     continue
-            print("not ok photos: gpuedge --backend=%s rc=%d (see %s)" % (be, rc, log))
+            print("not ok photos: gpuedge %s rc=%d (see %s)" % (" ".join(opts), rc, log))
             bad += 1
             continue
         # a second run with --report for the stage split (not timed)
-        rep = os.path.join(logd, "photos-report-%s.txt" % be)
-        subprocess.call([a.gpuedge, "-q", "-y", "--backend=" + be, "--report",
-                         "--report-file", rep] + extra + ["-o", gdir + ".rep"] + photos,
+        rep = os.path.join(logd, "photos-report-%s.txt" % tag)
+        subprocess.call([a.gpuedge, "-q", "-y", "--report", "--report-file", rep] + opts +
+                        ["-o", gdir + ".rep"] + photos,
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(gdir + ".rep", ignore_errors=True)
         delta = None
         if cv2 is not None and cv_s is not None:
             delta = compare_dirs(cv2, np, cvdir, gdir, names)
             with open(log, "a") as f:
-                f.write("# gpuedge --backend=%s vs OpenCV, photo by photo (max |d|, "
-                        "differing px, px):\n" % be)
+                f.write("# gpuedge %s vs OpenCV, photo by photo (max |d|, "
+                        "differing px, px):\n" % " ".join(opts))
                 for n in names:
                     f.write("  %s %s\n" % (n, delta[n]))
-        rows.append(("gpuedge --backend=%s" % be, s, dir_bytes(gdir), delta))
+        rows.append(("gpuedge " + " ".join(opts[:len(opts) - len(extra)]), s, dir_bytes(gdir),
+                     delta))
 
     # --- ffmpeg, one job per core ----------------------------------------------
     if a.ffmpeg != "none" and shutil.which(a.ffmpeg):
@@ -250,6 +255,7 @@ def main():
     print("| photos: %d, %.1f Mpx | wall s | Mpx/s | PNG MB | x OpenCV | bytes / OpenCV's "
           "| max abs delta vs OpenCV | px differing |" % (len(photos), mpx))
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    cv_s = next((r[1] for r in rows if r[0].startswith("OpenCV")), None)  # the best run
     cv_b = next((r[2] for r in rows if r[0].startswith("OpenCV")), None)
     for name, s, nb, delta in rows:
         x = "%.2f" % (cv_s / s) if cv_s else "-"
