@@ -142,6 +142,11 @@ bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
 # The real-data media (photos, footage, a static ffmpeg) into build/realdata
 # (REALDATA=DIR to move it), then its two steps alone (tests/bench/REALDATA.md)
+# FFmpeg's libraries only (not libgpuedge.a): no CUDA build for the media
+tests/bin/bench_mkclip: tests/bench/bench_mkclip.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
 bench-data: tests/bin/bench_mkclip
 	@BENCH_MKCLIP=tests/bin/bench_mkclip sh tests/bench/fetch_realdata.sh $(REALDATA)
 
