@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <libavcodec/avcodec.h>
+#include <libavcodec/version.h>
 #include <libavutil/bswap.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/intreadwrite.h>
@@ -876,7 +877,7 @@ static const char *check_complete(enum imgav_kind k, const src *s)
 // ---------------------------------------------------------------------------
 // Pixel formats to img_image's layouts
 
-enum conv_path { P_COPY, P_PAL, P_FLOAT, P_SWS, P_WEBP };
+enum conv_path { P_COPY, P_SCALE, P_PAL, P_FLOAT, P_SWS, P_WEBP };
 
 /* What a decoded pixel format becomes: channels, bytes a sample, and how.
  * Returns 0, or -1 for a format we cannot take (hardware, Bayer...). */
@@ -921,6 +922,13 @@ static int out_layout(enum AVPixelFormat fmt, int *ch, int *bps, enum conv_path 
         *path = P_COPY;
         return 0;
     }
+    /* other grey and RGB depths (12-bit grey, 10-bit DPX, RGB565...):
+     * each component to the nearest 8- or 16-bit value */
+    if ((grey || (d->flags & AV_PIX_FMT_FLAG_RGB)) &&
+        !(d->flags & AV_PIX_FMT_FLAG_BITSTREAM) && depth <= 16) {
+        *path = P_SCALE;
+        return 0;
+    }
     *path = P_SWS;
     return 0;
 }
@@ -949,6 +957,34 @@ static void copy_components(const AVFrame *f, const AVPixFmtDescriptor *d,
             }
         }
     }
+}
+
+/* Components of other depths b, read through av_read_image_line2 (any
+ * packing, shift or byte order), to the nearest value of the output depth:
+ * round(v * max / (2^b - 1)), the rule image_io.c applies to PNM maxvals. */
+static void copy_scaled(const AVFrame *f, const AVPixFmtDescriptor *d, int ch,
+                        int bps, uint8_t *out)
+{
+    uint16_t line[256];
+    uint32_t maxo = bps == 2 ? 65535u : 255u;
+    for (int y = 0; y < f->height; y++)
+        for (int c = 0; c < ch; c++) {
+            uint32_t maxi = (1u << d->comp[c].depth) - 1;
+            for (int x0 = 0; x0 < f->width; x0 += 256) {
+                int n = f->width - x0 < 256 ? f->width - x0 : 256;
+                av_read_image_line2(line, (const uint8_t **)f->data, f->linesize, d, x0, y,
+                                    c, n, 0, 2);
+                for (int x = 0; x < n; x++) {
+                    uint32_t v = line[x] > maxi ? maxi : line[x];
+                    uint32_t q = (v * maxo * 2 + maxi) / (2 * maxi);
+                    size_t i = ((size_t)y * f->width + (size_t)(x0 + x)) * (size_t)ch + (size_t)c;
+                    if (bps == 2)
+                        ((uint16_t *)out)[i] = (uint16_t)q;
+                    else
+                        out[i] = (uint8_t)q;
+                }
+            }
+        }
 }
 
 /* Linear float -> 16 bits: clamped to [0, 1] (NaN as 0), then rounded to
@@ -1287,6 +1323,33 @@ end:
     return ret < 0 ? -1 : 0;
 }
 
+static void drop_opaque_alpha(img_image *img)
+{
+    uint8_t *p = img->pixels;
+    size_t n = (size_t)img->width * (size_t)img->height;
+    for (size_t i = 0; i < n; i++)
+        if (p[4 * i + 3] != 0xff)
+            return;
+    for (size_t i = 0; i < n; i++)
+        memmove(p + 3 * i, p + 4 * i, 3);
+    img->channels = 3;
+}
+
+static void flip_rows(img_image *img)
+{
+    size_t row = (size_t)img->width * (size_t)img->channels * (size_t)img->bytes_per_sample;
+    uint8_t *p = img->pixels, tmp[1024];
+    for (int y = 0; y < img->height / 2; y++) {
+        uint8_t *a = p + (size_t)y * row, *b = p + (size_t)(img->height - 1 - y) * row;
+        for (size_t o = 0; o < row; o += sizeof tmp) {
+            size_t k = row - o < sizeof tmp ? row - o : sizeof tmp;
+            memcpy(tmp, a + o, k);
+            memcpy(a + o, b + o, k);
+            memcpy(b + o, tmp, k);
+        }
+    }
+}
+
 static void fail(const char *name, const char *why)
 {
     ge_err(name, "cannot read image: %s", why);
@@ -1397,6 +1460,9 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     case P_COPY:
         copy_components(fr, desc, ch, bps, img->pixels);
         break;
+    case P_SCALE:
+        copy_scaled(fr, desc, ch, bps, img->pixels);
+        break;
     case P_FLOAT:
         copy_float(fr, desc, ch, img->pixels);
         break;
@@ -1417,6 +1483,15 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     img->height = fr->height;
     img->channels = ch;
     img->bytes_per_sample = bps;
+    /* XPM always decodes to BGRA: an opaque one is RGB (as Pillow reads it) */
+    if (k == K_XPM && ch == 4)
+        drop_opaque_alpha(img);
+#if LIBAVCODEC_VERSION_MAJOR < 60
+    /* PFM and PHM store the bottom row first; FFmpeg 5.1's decoder keeps
+     * the file's order (upside down) */
+    if (k == K_PFM || k == K_PHM)
+        flip_rows(img);
+#endif
     if (k == K_TIFF && pages > 1 && !ge_quiet)
         ge_note("%s: TIFF with %s%ld pages: using the first", name,
                 pages >= IMGAV_MAX_PAGES ? "over " : "", pages);
