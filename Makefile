@@ -27,7 +27,7 @@ PKG_CONFIG ?= pkg-config
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev \
-               python3-pil python3-numpy
+               python3-pil python3-numpy pngcheck
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg
 
 # Recursive (=) so a make that has just installed them still finds them.

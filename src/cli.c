@@ -10,14 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "png_out.h"
 #include "util.h"
+#include "video_io.h"
 
 enum {
     OPT_SIGMA = 256, OPT_BORDER, OPT_SCALE, OPT_THRESHOLD, OPT_INVERT,
     OPT_RGB, OPT_REPORT, OPT_REPORT_FILE, OPT_HIST, OPT_CPU_REF,
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
-    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED
+    OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
+    OPT_JPEG_DECODER,
+    OPT_CODEC, OPT_PRESET, OPT_CRF,
+    OPT_PNG_LEVEL,
+    OPT_HWDEC
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +50,12 @@ static const struct option long_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
+    {"jpeg-decoder", required_argument, NULL, OPT_JPEG_DECODER},
+    {"codec", required_argument, NULL, OPT_CODEC},
+    {"preset", required_argument, NULL, OPT_PRESET},
+    {"crf", required_argument, NULL, OPT_CRF},
+    {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
+    {"hwdec", required_argument, NULL, OPT_HWDEC},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -61,11 +73,16 @@ void cli_usage(FILE *fp)
 "Turn images and videos into edge maps: greyscale, separable Gaussian blur,\n"
 "Sobel magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA)\n"
 "or on the CPU backend.  The output format follows OUTPUT's extension:\n"
-"images .png .jpg .jpeg .bmp .tga .pgm .tif/.tiff .webp (lossless); videos\n"
-".mkv (FFV1, lossless) .mp4 (H.264) .y4m; image sequences as a pattern\n"
-"such as e_%05d.png.  Image inputs: PNG, JPEG, BMP, TGA, GIF, PSD, HDR, PIC,\n"
-"PNM, and through libavcodec WebP, TIFF, JPEG 2000, OpenEXR, QOI, JPEG-LS,\n"
-"PCX, SGI, Sun raster, XBM, XPM, XWD, DDS, PFM, PHM, PAM, DPX, PGX.\n"
+"images .png .jpg .jpeg .bmp .tga .pgm .tif/.tiff .webp (lossless); videos
+"
+".mkv (FFVHuff, lossless) .mp4 (H.264) .y4m; image sequences as a pattern
+"
+"such as e_%05d.png.  Image inputs: PNG, JPEG, BMP, TGA, GIF, PSD, HDR, PIC,
+"
+"PNM, and through libavcodec WebP, TIFF, JPEG 2000, OpenEXR, QOI, JPEG-LS,
+"
+"PCX, SGI, Sun raster, XBM, XPM, XWD, DDS, PFM, PHM, PAM, DPX, PGX.
+"
 "\n"
 "Edge map:\n"
 "      --sigma S           Gaussian sigma: 0 (no blur) or 0.1..16 [1.0]\n"
@@ -79,9 +96,17 @@ void cli_usage(FILE *fp)
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
+"      --hwdec MODE        video decoding: auto (NVDEC for H.264, HEVC, VP9\n"
+"                          and AV1 with the GPU backend, frames kept on the\n"
+"                          GPU), none (software) or nvdec (every codec NVDEC\n"
+"                          has; needs the GPU) [auto]\n"
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
+"      --jpeg-decoder D    turbo (libjpeg-turbo), stb, or nvjpeg: batches of\n"
+"                          JPEGs on the GPU's JPEG engines (needs the GPU\n"
+"                          backend and libnvjpeg.so.13; pixels differ\n"
+"                          slightly from libjpeg-turbo's) [turbo]\n"
 "      --mem-limit SIZE    GPU/pinned memory and CPU scratch budget,\n"
 "                          e.g. 512M; bigger frames go in strips\n"
 "\n"
@@ -99,12 +124,19 @@ void cli_usage(FILE *fp)
 "                          image format: png jpg bmp tga pgm tiff webp; or\n"
 "                          mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
+"      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
+"                          slowest); libdeflate's levels [1]\n"
 "      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
 "      --keep-partial      keep a failed output as NAME.partial.EXT\n"
 "      --frames N          video: stop after N frames\n"
 "      --start T           video: start at T seconds (from the first frame)\n"
+"      --codec NAME        video encoder: .mkv ffvhuff (default, lossless),\n"
+"                          magicyuv, ffv1 (smallest, slowest), rawvideo or\n"
+"                          libx264; .mp4 libx264; .y4m rawvideo\n"
+"      --preset P          libx264 preset, ultrafast..placebo [" VENC_DEFAULT_PRESET "]\n"
+"      --crf N             libx264 quality, 0 (lossless) to 51 [" VENC_DEFAULT_CRF "]\n"
 "\n"
 "General:\n"
 "  -q, --quiet             no notices, no progress\n"
@@ -187,8 +219,10 @@ static void opts_init(cli_opts *o)
     o->p.border = GE_BORDER_REPLICATE;
     o->p.scale = 1.0f;
     o->backend = CLI_BACKEND_AUTO;
+    o->hwdec = CLI_HWDEC_AUTO;
     o->frames = -1;
     o->progress = -1;
+    o->png_level = PNG_LEVEL_DEFAULT;
 }
 
 /* Options whose machinery lands with later work: accepted by the parser
@@ -297,6 +331,12 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
             else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
             break;
+        case OPT_HWDEC:
+            if (!strcmp(optarg, "auto")) o->hwdec = CLI_HWDEC_AUTO;
+            else if (!strcmp(optarg, "none") || !strcmp(optarg, "no")) o->hwdec = CLI_HWDEC_NONE;
+            else if (!strcmp(optarg, "nvdec") || !strcmp(optarg, "cuda")) o->hwdec = CLI_HWDEC_NVDEC;
+            else return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
+            break;
         case OPT_DEVICE:
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
@@ -343,6 +383,25 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_STAGED: o->staged = 1; break;
+        case OPT_JPEG_DECODER:
+            if (!strcmp(optarg, "turbo") || !strcmp(optarg, "libjpeg-turbo"))
+                o->jpeg_decoder = CLI_JPEG_TURBO;
+            else if (!strcmp(optarg, "nvjpeg"))
+                o->jpeg_decoder = CLI_JPEG_NVJPEG;
+            else if (!strcmp(optarg, "stb"))
+                o->jpeg_decoder = CLI_JPEG_STB;
+            else
+                return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
+            break;
+        case OPT_CODEC: o->codec = optarg; break;
+        case OPT_PRESET: o->preset = optarg; break;
+        case OPT_CRF: o->crf = optarg; break;
+        case OPT_PNG_LEVEL:
+            if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
+                return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
+                                   optarg);
+            o->png_level = (int)l;
+            break;
         case 'o': o->outdir = optarg; break;
         case 'y': o->overwrite = 1; break;
         case 'q': o->quiet = 1; break;
@@ -364,6 +423,10 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         return 0;
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--jpeg-decoder=nvjpeg needs the GPU backend, not --backend=cpu");
+    if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)
+        return usage_error("%s", "--hwdec=nvdec needs the GPU backend (NVDEC frames stay on the GPU)");
 
     o->inputs = (const char **)(argv + optind);
     o->ninputs = argc - optind;
@@ -385,6 +448,18 @@ int cli_parse(int argc, char **argv, cli_opts *o)
     }
     if (o->report_file && !o->report)
         o->report = CLI_REPORT_TEXT;
+    if (o->codec || o->preset || o->crf) {
+        /* checked against the container before any work: the batch's
+         * video format (--format, else mkv), or OUTPUT's extension */
+        char buf[16], why[256];
+        const char *e = o->outdir ? (o->format && venc_format_ok(o->format) ? o->format : "mkv")
+                                  : ge_ext(o->output, buf, sizeof buf);
+        if (!o->outdir && (vid_is_sequence(o->output) || !venc_format_ok(e)))
+            return usage_error("--codec, --preset and --crf apply to video outputs "
+                               "(.mkv .mp4 .y4m), not '%s'", o->output);
+        if (venc_codec_check(e, o->codec, o->preset, o->crf, why, sizeof why))
+            return usage_error("%s", why);
+    }
     return 0;
 }
 

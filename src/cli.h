@@ -9,8 +9,12 @@
 #include "edge.h"
 
 enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
+/* --hwdec; the values are hwdec.h's VID_HWDEC_* */
+enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+/* --jpeg-decoder (SPEC §1.9): which library's pixels a JPEG starts from */
+enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
 typedef struct cli_opts {
     ge_params p;
@@ -38,6 +42,12 @@ typedef struct cli_opts {
     int progress;            /* -1 auto (TTY), 0 off, 1 on */
     int rgb;
     int staged;              /* GPU: per-stage kernels, not the fused one */
+    int jpeg_decoder;        /* enum cli_jpeg_decoder */
+    int hwdec;               /* enum cli_hwdec (default auto) */
+    const char *codec;       /* --codec: video encoder; NULL = the format's */
+    const char *preset;      /* --preset: libx264 preset; NULL = default */
+    const char *crf;         /* --crf: libx264 CRF (checked text); NULL = default */
+    int png_level;           /* --png-level, libdeflate's 0..12 */
 } cli_opts;
 
 /* Parses argv.  Returns 0 (ok, see o->action), or 2 after printing one

@@ -35,8 +35,56 @@ typedef struct src_frame {
     long long ts, duration; /* pts and duration in the source's time base
                                (video; ts = INT64_MIN when unknown) */
     double decode_ms; /* host time spent producing it */
-    ge_frame f;       /* f.data points into the buffer the source filled */
+    ge_frame f;       /* f.data points into the buffer the source filled,
+                         or (on_device) into the decoder's device surface */
+    /* Device-resident frames (SPEC §4), the contract between a GPU decoder
+     * (NVDEC, nvJPEG) and the GPU engine:
+     *   on_device    f.data is a DEVICE pointer to row 0 of the plane the
+     *                engine reads, f.stride its pitch in bytes; channels,
+     *                bytes_per_sample (1 or 2), shift, offset and gain mean
+     *                what they mean for host frames.  The engine uploads
+     *                nothing: its kernels read the surface where it is.
+     *   ready        NULL, or a cudaEvent_t recorded (on the decoder's
+     *                stream) after the work that writes f.data; the engine's
+     *                streams wait for it on the device (cudaStreamWaitEvent),
+     *                never the host.  It must stay valid until release.
+     *   release      NULL, or called exactly once with release_ctx when no
+     *                work of the engine reads f.data any more: by the writer
+     *                thread once the frame's download event (recorded after
+     *                the last kernel reading the surface) has completed, or,
+     *                for a frame dropped on an error or interruption, after
+     *                the engine's streams are idle.  Any thread may call it,
+     *                possibly after the source closed the file the frame came
+     *                from: release_ctx must own everything it frees (the
+     *                surface reference, the ready event).  release must not
+     *                block on the GPU.
+     * Only pipe_run_gpu accepts device frames (pipe_run_cpu fails on one);
+     * a source makes them only when asked (vid_opts.hwdec, which run.c sets
+     * only with the GPU backend).  Sources of host frames leave on_device 0
+     * and release NULL (the engines clear them before each next()). */
+    int on_device;
+    struct CUevent_st *ready; /* cudaEvent_t */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
 } src_frame;
+
+/* Clears the device-frame fields before a source fills *fr. */
+static inline void src_frame_host(src_frame *fr)
+{
+    fr->on_device = 0;
+    fr->ready = NULL;
+    fr->release = NULL;
+    fr->release_ctx = NULL;
+}
+
+/* Calls fr->release once (NULL-safe; clears it). */
+static inline void src_frame_release(src_frame *fr)
+{
+    void (*rel)(void *) = fr->release;
+    fr->release = NULL;
+    if (rel)
+        rel(fr->release_ctx);
+}
 
 /* A source of frames.  next() fills *fr (reserving `buf` as needed) and
  * returns 1, or 0 at the end of all input, or -1 on a fatal error (a bad

@@ -16,6 +16,7 @@
  */
 #include "image_io.h"
 #include "image_av.h"
+#include "png_out.h"
 #include "util.h"
 
 #include <errno.h>
@@ -908,9 +909,9 @@ int img_write(so_file *out, int fmt, const uint8_t *grey, int width,
         src = packed;
     }
     switch (fmt) {
-    case IMG_FMT_PNG:
-        ok = stbi_write_png_to_func(so_stb_writer, out, width, height, 1,
-                                    src, pitch);
+    case IMG_FMT_PNG: /* ours: libdeflate, pieces on several threads */
+        png_write(out, src, width, height, (size_t)pitch);
+        ok = 1; /* png_write recorded any error in out */
         break;
     case IMG_FMT_BMP:
         ok = stbi_write_bmp_to_func(so_stb_writer, out, width, height, 1, src);

@@ -184,6 +184,7 @@ typedef struct out_slot {
     cudaEvent_t s_done[2]; /* strips: edge rows of half k written */
     cudaEvent_t s_dl[2];   /* strips: edge rows of half k downloaded */
     src_frame fr;
+    size_t in_copy_stride; /* row pitch of in_copy */
     int check, blurred, fused;
 } out_slot;
 
@@ -229,6 +230,7 @@ static void *decode_thread(void *arg)
             eng_fail(e);
             break;
         }
+        src_frame_host(&s->fr);
         r = e->src->next(e->src->ctx, &s->fr, &s->h);
         if (r < 0)
             eng_fail(e);
@@ -250,6 +252,9 @@ static double elapsed(cudaEvent_t a, cudaEvent_t b)
     return ms;
 }
 
+/* The frame an output slot holds came from a device surface. */
+static int f_on_device(const out_slot *s) { return s->fr.on_device; }
+
 static void *writer_thread(void *arg)
 {
     gpu_engine *e = arg;
@@ -261,6 +266,15 @@ static void *writer_thread(void *arg)
             ok = 0;
         if (ok && s->check && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_CHECK])) != cudaSuccess)
             ok = 0;
+        if (s->fr.release) {
+            /* A device frame: EV_DL1 follows the last kernel (and the
+             * --cpu-ref copy) reading its surface, so the decoder may have
+             * it back now.  After a failure, wait for that event anyway
+             * (an event never recorded counts as complete). */
+            if (!ok)
+                CUDA_QUIET(cudaEventSynchronize(s->ev[EV_DL1]));
+            src_frame_release(&s->fr);
+        }
         if (!ok) {
             eng_fail(e);
             q_push(&e->free_out, s);
@@ -270,7 +284,8 @@ static void *writer_thread(void *arg)
         if (o->report) {
             rep_stats *r = o->report;
             rep_add(r, REP_DECODE, s->fr.decode_ms);
-            rep_add(r, REP_UPLOAD, elapsed(s->ev[EV_UP0], s->ev[EV_UP1]));
+            if (!f_on_device(s))
+                rep_add(r, REP_UPLOAD, elapsed(s->ev[EV_UP0], s->ev[EV_UP1]));
             if (!s->fused) {
                 rep_add(r, REP_GREY, elapsed(s->ev[EV_C0], s->ev[EV_GREY]));
                 if (s->blurred) {
@@ -289,6 +304,7 @@ static void *writer_thread(void *arg)
             ge_frame in = *f;
             double t0 = ge_now();
             in.data = s->in_copy.p;
+            in.stride = s->in_copy_stride;
             int c = chk_frame(o->check, &in, &o->params, &o->taps,
                               s->fused ? NULL : s->h_grey.p,
                               s->blurred ? s->h_blur_h.p : NULL,
@@ -370,11 +386,13 @@ static size_t dev_size(const gpu_engine *e, size_t n)
  * buffers fit the engine's budget (one ring slot's share of it; the staged
  * path's three float planes are shared by all slots).  0: not even a
  * one-row strip fits (message printed). */
-static int plan_strips(const gpu_engine *e, const ge_frame *f, const char *name)
+static int plan_strips(const gpu_engine *e, const ge_frame *f, int on_device,
+                       const char *name)
 {
     const size_t per = e->budget / (size_t)e->nslots;
     const size_t npx = (size_t)f->width * f->height;
-    const size_t in_bytes = f->stride * (size_t)f->height;
+    /* a device frame's input is the decoder's surface: no buffer of ours */
+    const size_t in_bytes = on_device ? 0 : f->stride * (size_t)f->height;
     size_t whole = dev_size(e, in_bytes) + dev_size(e, npx);
     int rows;
 
@@ -409,11 +427,14 @@ static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
     const int w = f->width, h = f->height, r = opt->taps.radius;
     const size_t win_cap = ((size_t)rows + 2 * (size_t)r + 2) * f->stride;
     const size_t edge_cap = (size_t)rows * w;
+    const int dev = s->fr.on_device;
     int ret = 0, k, y0;
 
     if (s->used)
         CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
     CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
+    if (dev && s->fr.ready) /* the decoder's write of the surface */
+        CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
     CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
     CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL0], e->dl));
@@ -427,13 +448,17 @@ static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
         strip_window(y0, y1, h, r, opt->params.border, &lo, &hi);
         df.data = d_win;
         df.height = hi - lo + 1;
-        if (k >= 2)
-            CUDA_TRY(cudaStreamWaitEvent(e->up, s->s_read[b], 0));
-        CUDA_TRY(cudaMemcpyAsync(d_win, (const unsigned char *)s->h.p + (size_t)lo * f->stride,
-                                 (size_t)df.height * f->stride, cudaMemcpyHostToDevice, e->up));
-        CUDA_TRY(cudaEventRecord(s->s_up[b], e->up));
-
-        CUDA_TRY(cudaStreamWaitEvent(e->comp, s->s_up[b], 0));
+        if (dev) {
+            /* the window is already in device memory: read it in place */
+            df.data = (const unsigned char *)f->data + (size_t)lo * f->stride;
+        } else {
+            if (k >= 2)
+                CUDA_TRY(cudaStreamWaitEvent(e->up, s->s_read[b], 0));
+            CUDA_TRY(cudaMemcpyAsync(d_win, (const unsigned char *)s->h.p + (size_t)lo * f->stride,
+                                     (size_t)df.height * f->stride, cudaMemcpyHostToDevice, e->up));
+            CUDA_TRY(cudaEventRecord(s->s_up[b], e->up));
+            CUDA_TRY(cudaStreamWaitEvent(e->comp, s->s_up[b], 0));
+        }
         if (k >= 2)
             CUDA_TRY(cudaStreamWaitEvent(e->comp, o->s_dl[b], 0));
         CUDA_TRY(fused_window_gpu(&df, h, lo, d_edge, w, y0, y1 - y0, &opt->params, r,
@@ -466,10 +491,15 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     const ge_frame *f = &s->fr.f;
     const int w = f->width, h = f->height;
     const size_t npx = (size_t)w * h;
-    const size_t in_bytes = f->stride * (size_t)h;
+    const int dev = s->fr.on_device;
+    /* a device frame: no input buffer of ours (the kernels read the
+     * decoder's surface), and --cpu-ref gets its rows packed */
+    const size_t in_bytes = dev ? 0 : f->stride * (size_t)h;
+    const size_t row_bytes = (size_t)w * f->channels * f->bytes_per_sample;
+    const size_t copy_stride = dev ? row_bytes : f->stride;
     const char *name = job_name(opt, s->fr.job);
     const int blur = opt->taps.radius > 0;
-    const int rows = plan_strips(e, f, name);
+    const int rows = plan_strips(e, f, dev, name);
     const int strips = rows < h;
     const int fused = e->fused || strips;
     int ret = 0;
@@ -479,7 +509,7 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     /* Grow what this frame needs (rare: the first frame, a larger one, or
      * the first frame in strips). */
     if (strips) {
-        const size_t win = ((size_t)rows + 2 * (size_t)opt->taps.radius + 2) * f->stride;
+        const size_t win = dev ? 0 : ((size_t)rows + 2 * (size_t)opt->taps.radius + 2) * f->stride;
         if (2 * win > s->d_cap || 2 * (size_t)rows * w > o->d_edge_cap) {
             if (sync_streams(e) ||
                 dev_reserve(&s->d_in, &s->d_cap, 2 * win, 1, name) ||
@@ -518,27 +548,46 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         if ((!fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
                            host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
                            host_buf_reserve(&o->h_blur, npx * sizeof(float)))) ||
-            host_buf_reserve(&o->in_copy, in_bytes))
+            host_buf_reserve(&o->in_copy, copy_stride * (size_t)h))
             goto oom;
-        memcpy(o->in_copy.p, s->h.p, in_bytes);
+        o->in_copy_stride = copy_stride;
+        if (!dev) {
+            memcpy(o->in_copy.p, s->h.p, in_bytes);
+        } else {
+            /* --cpu-ref on a device frame: only checked frames' planes
+             * come to the host, in the compute stream before the kernels
+             * (the writer's wait on EV_DL1 covers it) */
+            if (s->fr.ready)
+                CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
+            CUDA_TRY(cudaMemcpy2DAsync(o->in_copy.p, copy_stride, f->data, f->stride, row_bytes,
+                                       (size_t)h, cudaMemcpyDeviceToHost, e->comp));
+        }
     }
     if (strips)
         return submit_strips(e, s, o, rows);
 
-    /* upload stream: wait until the last grey kernel has read d_in */
-    if (s->used)
-        CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
-    CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
-    CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, in_bytes, cudaMemcpyHostToDevice, e->up));
-    CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
-    CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
+    if (!dev) {
+        /* upload stream: wait until the last grey kernel has read d_in */
+        if (s->used)
+            CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
+        CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, in_bytes, cudaMemcpyHostToDevice, e->up));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
+        CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
+    }
 
     /* compute stream */
     {
         ge_frame df = *f;
         const float *b;
-        df.data = s->d_in;
-        CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
+        if (dev) {
+            /* no upload: the kernels wait for the decoder's write */
+            if (s->fr.ready)
+                CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
+        } else {
+            df.data = s->d_in;
+            CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
+        }
         CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
         if (fused) {
             /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
@@ -742,12 +791,19 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         if (!eng_failed(e)) {
             out_slot *os = q_pop(&e->free_out);
             if (submit(e, s, os, seq++) == 0) {
+                s->fr.release = NULL; /* the output slot's copy owns it now */
                 q_push(&e->done_out, os);
             } else {
                 eng_fail(e);
+                os->fr.release = NULL;
                 q_push(&e->free_out, os);
+                /* part of the frame's work may be queued: let it finish
+                 * before the decoder gets the surface back */
+                if (s->fr.release)
+                    sync_streams(e);
             }
         }
+        src_frame_release(&s->fr); /* a device frame dropped unprocessed */
         q_push(&e->free_in, s);
     }
 fail:
@@ -783,6 +839,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         o->report->backend = "cpu";
         o->report->path = "cpu";
     }
+    src_frame_host(&fr);
     while (!sig_stopped() && (r = src->next(src->ctx, &fr, &in)) != 0) {
         const ge_frame *f = &fr.f;
         const size_t npx = (size_t)f->width * f->height;
@@ -792,6 +849,13 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         double t0, wms = 0;
 
         if (r < 0) {
+            ret = -1;
+            break;
+        }
+        if (fr.on_device) {
+            /* sources make device frames only for the GPU engine */
+            src_frame_release(&fr);
+            ge_err(name, "internal error: a device frame reached the CPU backend");
             ret = -1;
             break;
         }

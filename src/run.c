@@ -15,7 +15,9 @@
 
 #include "gpu.h"
 #include "image_io.h"
+#include "nvjpeg.h"
 #include "pipeline.h"
+#include "png_out.h"
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
@@ -32,6 +34,7 @@ typedef struct job {
     char *input;
     char *output;
     int video_in;      /* decoded with libav (else stb) */
+    int nvj;           /* a JPEG for nvJPEG (--jpeg-decoder=nvjpeg) */
     int out_kind;      /* OUT_* */
     int fmt;           /* image format (OUT_IMAGE, OUT_SEQUENCE) */
     char vext[8];      /* mkv / mp4 / y4m (OUT_VIDEO) */
@@ -73,6 +76,13 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
+    /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
+     * (decode thread) and handed to the engine as device frames */
+    nvj_dec *nvj;
+    struct nvj_slot *nvs; /* one per job; only nvj jobs are used */
+    int nvj_dev_set;      /* the decode thread made the device current */
+    long nvj_hw, nvj_hybrid, nvj_cpu; /* who decoded the JPEGs (decode thread) */
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -476,8 +486,8 @@ static void prefetch_more(run_ctx *c)
         int ji = c->pf_cursor++;
         job *j = &c->jobs[ji];
         prefetch *t = &c->pf[ji];
-        if (j->state != JOB_PENDING || j->video_in)
-            continue;
+        if (j->state != JOB_PENDING || j->video_in || j->nvj)
+            continue; /* (nvJPEG's files are decoded in batches, nvj_job_frame) */
         t->c = c;
         t->job = ji;
         t->state = 1; /* no worker has it yet: no lock needed */
@@ -528,6 +538,126 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     return ok;
 }
 
+/* ------------------------------------------------------------------------ */
+/* nvJPEG: batches of JPEG jobs decoded into device memory                   */
+
+/* JPEGs in one nvJPEG batch (the issue measured batches of 16 photos), and
+ * a cap on their file bytes held at once. */
+#define NVJ_GROUP 16
+#define NVJ_GROUP_BYTES ((size_t)256 << 20)
+
+typedef struct nvj_slot {
+    nvj_dec *dec;
+    nvj_pic pic;      /* pic.ok: the decoded planes wait in device memory */
+    int state;        /* 0 not decoded yet, 1 decoded or refused */
+    double ms;        /* the batch's time, shared out */
+} nvj_slot;
+
+static int is_jpeg_file(const char *path)
+{
+    unsigned char b[3];
+    FILE *f = fopen(path, "rb");
+    int r = f && fread(b, 1, 3, f) == 3 && nvj_is_jpeg(b, 3);
+    if (f)
+        fclose(f);
+    return r;
+}
+
+/* The engine calls it once the last kernel reading the planes finished. */
+static void nvj_release_cb(void *ctx)
+{
+    nvj_slot *s = ctx;
+    nvj_release(s->dec, &s->pic);
+}
+
+/* Decodes job ji and the pending JPEG jobs after it as one batch.  Files
+ * it cannot read are left to the CPU path (which reports the error). */
+static void nvj_decode_group(run_ctx *c, int ji)
+{
+    nvj_pic pics[NVJ_GROUP];
+    unsigned char *files[NVJ_GROUP];
+    int idx[NVJ_GROUP], k = 0;
+    size_t bytes = 0;
+    double t0, ms;
+
+    if (!c->nvj_dev_set) {
+        /* the engine's decode thread has no current device of its own */
+        cudaSetDevice(c->o->device);
+        c->nvj_dev_set = 1;
+    }
+    for (int i = ji; i < c->njobs && k < NVJ_GROUP && bytes < NVJ_GROUP_BYTES; i++) {
+        job *j = &c->jobs[i];
+        nvj_slot *s = &c->nvs[i];
+        char why[128];
+        size_t len;
+        if (!j->nvj || j->state != JOB_PENDING || s->state)
+            continue;
+        s->state = 1;
+        s->dec = c->nvj;
+        memset(&s->pic, 0, sizeof s->pic);
+        j->t_begin = ge_now();
+        if (nvj_read_file(j->input, &files[k], &len, why, sizeof why))
+            continue; /* pic.why empty: the CPU path says why */
+        memset(&pics[k], 0, sizeof pics[k]);
+        pics[k].data = files[k];
+        pics[k].len = len;
+        idx[k++] = i;
+        bytes += len;
+    }
+    if (!k)
+        return;
+    t0 = ge_now();
+    nvj_decode(c->nvj, pics, k); /* a CUDA failure marks every pic not ok */
+    ms = (ge_now() - t0) * 1e3 / k;
+    for (int m = 0; m < k; m++) {
+        nvj_slot *s = &c->nvs[idx[m]];
+        s->pic = pics[m];
+        s->pic.data = NULL;
+        s->ms = ms;
+        free(files[m]);
+    }
+}
+
+/* JPEG job ji through nvJPEG: a device frame, or on the CPU with a notice
+ * when nvJPEG cannot decode it. */
+static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
+{
+    job *j = &c->jobs[ji];
+    nvj_slot *s = &c->nvs[ji];
+    if (!s->state)
+        nvj_decode_group(c, ji);
+    if (!s->pic.ok) {
+        if (s->pic.why[0])
+            ge_note("%s: nvJPEG could not decode it (%s); decoded on the CPU", j->input,
+                    s->pic.why);
+        c->nvj_cpu++;
+        return image_frame(j, ji, fr, buf);
+    }
+    if (s->pic.hardware)
+        c->nvj_hw++;
+    else
+        c->nvj_hybrid++;
+    memset(&fr->f, 0, sizeof fr->f);
+    fr->f.width = s->pic.width;
+    fr->f.height = s->pic.height;
+    fr->f.channels = s->pic.channels;
+    fr->f.bytes_per_sample = 1;
+    fr->f.stride = s->pic.pitch;
+    fr->f.gain = 1.0f;
+    fr->f.data = s->pic.d_data;
+    fr->on_device = 1;
+    fr->ready = NULL; /* nvj_decode returned after its stream finished */
+    fr->release = nvj_release_cb;
+    fr->release_ctx = s;
+    fr->job = ji;
+    fr->index = 0;
+    fr->pts = -1;
+    fr->ts = INT64_MIN;
+    fr->duration = 0;
+    fr->decode_ms = s->ms;
+    return 1;
+}
+
 /* The frame source (decode thread): every pending job in order, images
  * through stb, videos through libav frame by frame.  A bad file is
  * reported, marked (src_failed) and skipped; the batch goes on. */
@@ -575,14 +705,18 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         if (j->state != JOB_PENDING)
             continue;
         if (!j->video_in) {
-            int got = image_job_frame(c, ji, fr, buf);
+            int got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
+                                       : image_job_frame(c, ji, fr, buf);
             prefetch_more(c);
             if (got)
                 return 1;
             j->src_failed = 1;
             continue;
         }
-        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads};
+        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+        /* NVDEC's frames stay on the device: only for the GPU engine */
+        vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
+        vo.device = c->o->device;
         j->t_begin = ge_now();
         if (vid_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -821,6 +955,9 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
             memset(&vo, 0, sizeof vo);
             vo.threads = c->o->threads;
             vo.mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
+            vo.codec = c->o->codec; /* checked by cli_parse */
+            vo.preset = c->o->preset;
+            vo.crf = c->o->crf;
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};
@@ -954,10 +1091,36 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* PNG out: the level, and how many threads one image may spread over */
+    png_set_defaults(o->png_level, o->threads);
 
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
+        /* the library first (before any output directory is made): it is
+         * what a machine without nvJPEG lacks */
+        char why[512];
+        double t_load = ge_now();
+        if (nvj_load(why, sizeof why)) {
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+        if (ge_verbose)
+            ge_note("nvJPEG loaded in %.0f ms", (ge_now() - t_load) * 1e3);
+    }
     status = plan_jobs(&c);
     if (status)
         goto end;
+
+    if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
+        c.nvs = calloc((size_t)c.njobs, sizeof *c.nvs);
+        if (!c.nvs) {
+            ge_err(NULL, "out of memory");
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+        for (int i = 0; i < c.njobs; i++)
+            c.jobs[i].nvj = !c.jobs[i].video_in && is_jpeg_file(c.jobs[i].input);
+    }
 
     po.params = o->p;
     if (ge_taps_make(o->p.sigma, &po.taps)) {
@@ -993,7 +1156,8 @@ int run_main(cli_opts *o)
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
      * small image-only runs on the CPU, where starting CUDA would cost more
      * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && !auto_wants_gpu(&c)) {
+    if (o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
+        o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(&c)) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
@@ -1004,13 +1168,32 @@ int run_main(cli_opts *o)
             snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
             if (ge_verbose)
                 ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
-        } else if (o->backend == CLI_BACKEND_GPU) {
-            ge_err(NULL, "--backend=gpu: %s", why);
+        } else if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC ||
+                   o->jpeg_decoder == CLI_JPEG_NVJPEG) {
+            ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
+                                   : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
+                                   : "--jpeg-decoder=nvjpeg: no usable GPU", why);
             status = GE_EXIT_FAIL;
             goto end;
         } else if (!ge_quiet) {
             ge_note("%s; using the CPU backend", why);
         }
+    }
+
+    if (use_gpu && c.nvs) {
+        char why[512];
+        int any = 0;
+        for (int i = 0; i < c.njobs; i++)
+            any |= c.jobs[i].nvj;
+        double t_open = ge_now();
+        if (any && nvj_open(NVJ_GROUP, &c.nvj, why, sizeof why)) {
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+        if (c.nvj && ge_verbose)
+            ge_note("JPEGs: %s; ready in %.0f ms", nvj_describe(c.nvj),
+                    (ge_now() - t_open) * 1e3);
     }
 
     if (o->hist_file && open_hist(&c)) {
@@ -1020,6 +1203,7 @@ int run_main(cli_opts *o)
 
     c.rep = po.report;
 
+    c.use_gpu = use_gpu;
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
@@ -1058,6 +1242,12 @@ int run_main(cli_opts *o)
         r = r ? r : -1;
     if (o->cpu_ref_every)
         chk_print(&chk, stderr);
+    if (o->cpu_ref_every && c.nvj)
+        /* SPEC §1.9: say whose pixels the exact checks started from */
+        fprintf(stderr, "cpu-ref: pixels decoded by nvJPEG (hardware) for %ld JPEG%s, by nvJPEG "
+                "(GPU hybrid) for %ld, on the CPU for %ld; the reference starts from those same "
+                "pixels (nvJPEG's differ slightly from libjpeg-turbo's)\n", c.nvj_hw,
+                c.nvj_hw == 1 ? "" : "s", c.nvj_hybrid, c.nvj_cpu);
     if (c.batch && !ge_quiet)
         ge_note("%d file%s: %d ok, %d failed, %d skipped; %lld frame%s in %.2f s", c.njobs,
                 c.njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
@@ -1080,6 +1270,15 @@ end:
         if (c.pf[i].state == 2 && c.pf[i].ok)
             img_free(&c.pf[i].img);
     free(c.pf);
+    for (int i = 0; c.nvs && i < c.njobs; i++)
+        nvj_release(c.nvj, &c.nvs[i].pic); /* decoded ahead, never served */
+    free(c.nvs);
+    if (c.nvj) {
+        double t_close = ge_now();
+        nvj_close(&c.nvj);
+        if (ge_verbose)
+            ge_note("nvJPEG closed in %.0f ms", (ge_now() - t_close) * 1e3);
+    }
     pthread_mutex_destroy(&c.pf_mu);
     pthread_cond_destroy(&c.pf_cv);
     for (int i = 0; i < c.njobs; i++) {

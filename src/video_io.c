@@ -26,6 +26,7 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "hwdec.h"
 #include "image_av.h"
 #include "util.h"
 
@@ -44,7 +45,6 @@
 #define VID_SWS_SLACK 64
 /* Custom AVIO buffer for direct (streamed) outputs. */
 #define VENC_IO_BUF (64 * 1024)
-#define VENC_DEFAULT_CRF 18
 
 // ---------------------------------------------------------------------------
 // Shared helpers
@@ -406,6 +406,16 @@ struct vid_reader {
     long corrupt;
     int errors_in_row;
     int64_t last_pts, last_dur;
+    /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
+    hw_dec *hw;
+    int hw_only;       /* the decoder has no software path (FFmpeg's av1) */
+    int hw_lost;       /* ... and its hwaccel gave up: the file fails */
+    int hw_soft_noted; /* "decoding in software" said once */
+    int hw_noted;      /* "NVDEC decoding" said once */
+    int hw_mark_set;   /* get_format just chose CUDA (in this decode call) */
+    long hw_log_mark;  /* log_errors then */
+    const AVCodec *sw_codec; /* the stream's software decoder */
+    int threads;       /* decoder threads (0 = auto) */
     /* vid_open_mem: the caller's bytes, read through our AVIOContext */
     AVIOContext *avio;
     const uint8_t *mem;
@@ -493,13 +503,154 @@ static int64_t mem_seek(void *opaque, int64_t offset, int whence)
 
 #define VID_MEM_IO_BUF (32 * 1024)
 
+// NVDEC (--hwdec): which decoder, the device context, get_format.
+
+/* libavcodec offers AV_PIX_FMT_CUDA when the CUDA hwaccel can take the
+ * stream; when its init fails (a size, depth or profile NVDEC does not
+ * support) or the stream changes to such, ff_get_format asks again
+ * without it: then the software format, so decoding goes on in software
+ * (SPEC §1.9: both give the same frames for the exact codecs). */
+static enum AVPixelFormat hw_get_format(AVCodecContext *s, const enum AVPixelFormat *fmts)
+{
+    vid_reader *r = s->opaque;
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA) {
+            r->hw_log_mark = __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+            r->hw_mark_set = 1;
+            return *p;
+        }
+    /* Asked again within the same decode call: the hwaccel's init failed,
+     * and the error lines it logged are not the stream's decoding errors. */
+    if (r->hw_mark_set)
+        __atomic_store_n(&r->log_errors, r->hw_log_mark, __ATOMIC_RELAXED);
+    r->hw_mark_set = 0;
+    if (r->hw_only) {
+        r->hw_lost = 1;
+        return AV_PIX_FMT_NONE;
+    }
+    if (ge_verbose && !r->hw_soft_noted)
+        ge_note("%s: NVDEC does not take this stream (%s, %dx%d): decoding in software",
+                r->path, avcodec_get_name(s->codec_id), s->coded_width, s->coded_height);
+    r->hw_soft_noted = 1;
+    return avcodec_default_get_format(s, fmts);
+}
+
+/* Makes and opens r->dec for codec, with the CUDA hwaccel when r->hw.
+ * Returns 0 or an AVERROR (ENOMEM with r->dec NULL: no context). */
+static int open_decoder(vid_reader *r, const AVCodec *codec)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int ret;
+    r->dec = avcodec_alloc_context3(codec);
+    if (!r->dec)
+        return AVERROR(ENOMEM);
+    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
+    if (ret < 0)
+        return ret;
+    r->dec->pkt_timebase = st->time_base;
+    r->dec->opaque = r; /* log_cb counts its errors */
+    r->dec->thread_count = r->threads;
+    r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if (r->hw) {
+        r->dec->get_format = hw_get_format;
+        if (!(r->dec->hw_device_ctx = av_buffer_ref(hw_device_ref(r->hw))))
+            return AVERROR(ENOMEM);
+    }
+    return avcodec_open2(r->dec, codec, NULL);
+}
+
+/* NVDEC refused a stream whose hwaccel decoder has no software path
+ * (FFmpeg's av1): the stream's software decoder (libdav1d) takes over,
+ * with a notice under -v.  Returns open_decoder's status. */
+static int hw_to_software(vid_reader *r)
+{
+    avcodec_free_context(&r->dec);
+    hw_close(&r->hw);
+    r->hw_only = r->hw_lost = 0;
+    r->draining = r->eof = 0;
+    r->errors_in_row = 0;
+    r->corrupt = 0; /* the refused attempt's errors are not the file's */
+    __atomic_store_n(&r->log_errors, 0, __ATOMIC_RELAXED);
+    if (ge_verbose)
+        ge_note("%s: NVDEC does not take this %s stream: decoding in software (%s)", r->path,
+                avcodec_get_name(r->sw_codec->id), r->sw_codec->name);
+    r->hw_soft_noted = 1;
+    return open_decoder(r, r->sw_codec);
+}
+
+/* The same once packets were read: only before the first frame came out,
+ * and only where the input can seek back to where decoding started.
+ * 0 (decoding goes on), or -1 with the file failed (one line). */
+static int hw_fallback(vid_reader *r)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int64_t ts = r->start_ts != AV_NOPTS_VALUE ? r->start_ts
+                 : st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+    if (r->nout > 0 || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: NVDEC does not take this %s stream and its "
+               "decoder has no software path (--hwdec=none decodes it in software)",
+               avcodec_get_name(r->dec->codec_id));
+        return -1;
+    }
+    ret = hw_to_software(r);
+    if (ret < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot open the %s decoder: %s", r->sw_codec->name,
+               err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    return 0;
+}
+
+/* Chooses NVDEC or software for this stream (before the decoder is made):
+ * *codec may become FFmpeg's hwaccel-only decoder (AV1).  Returns 0, or
+ * -1 (message printed) when --hwdec=nvdec cannot get a device. */
+static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
+{
+    const AVCodec *c;
+    char why[256];
+    const char *cname = avcodec_get_name((*codec)->id);
+    if (o->rgb) {
+        if (ge_verbose)
+            ge_note("%s: --rgb converts on the host: decoding in software", r->path);
+        return 0;
+    }
+    if (o->hwdec == VID_HWDEC_AUTO && !hw_codec_exact((*codec)->id)) {
+        if (ge_verbose)
+            ge_note("%s: %s decodes in software (NVDEC's pictures may differ; "
+                    "--hwdec=nvdec to force)", r->path, cname);
+        return 0;
+    }
+    c = hw_find_decoder(*codec, &r->hw_only);
+    if (!c) {
+        if (ge_verbose)
+            ge_note("%s: no NVDEC decoder for %s: decoding in software", r->path, cname);
+        return 0;
+    }
+    if (hw_open(NULL, o->device, &r->hw, why, sizeof why)) {
+        r->hw_only = 0;
+        if (o->hwdec == VID_HWDEC_NVDEC) {
+            ge_err(r->path, "--hwdec=nvdec: %s", why);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %s: decoding in software", r->path, why);
+        return 0;
+    }
+    *codec = c;
+    return 0;
+}
+
 /* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
  * else the n bytes at mem, with path only naming them in messages. */
 static int open_reader(const char *path, const void *mem, size_t mem_n,
                        const vid_opts *o, vid_reader **out)
 {
     vid_reader *r = NULL;
-    const AVCodec *codec = NULL;
+    const AVCodec *codec = NULL, *st_codec;
     AVStream *st;
     char *url = NULL;
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -584,18 +735,20 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     st = r->fmt->streams[r->vidx];
     r->tb = st->time_base;
 
-    r->dec = avcodec_alloc_context3(codec);
-    if (!r->dec) {
+    st_codec = codec;
+    if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
+        goto fail;
+    r->sw_codec = st_codec;
+    r->threads = o && o->threads > 0 ? o->threads : 0;
+    ret = open_decoder(r, codec);
+    if (ret < 0 && r->hw_lost) {
+        /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
+        codec = r->sw_codec;
+        ret = hw_to_software(r);
+    }
+    if (ret == AVERROR(ENOMEM) && !r->dec) {
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
-    }
-    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
-    if (ret >= 0) {
-        r->dec->pkt_timebase = st->time_base;
-        r->dec->opaque = r; /* log_cb counts its errors */
-        r->dec->thread_count = o && o->threads > 0 ? o->threads : 0;
-        r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-        ret = avcodec_open2(r->dec, codec, NULL);
     }
     if (ret < 0) {
         ge_err(path, "cannot open the %s decoder: %s", codec->name,
@@ -682,6 +835,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
     char eb[AV_ERROR_MAX_STRING_SIZE];
     int ret;
 
+    src_frame_host(fr);
     for (;;) {
         if (r->max_frames >= 0 && r->nout >= r->max_frames)
             return 0;
@@ -690,6 +844,7 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (r->eof)
             return 0;
 
+        r->hw_mark_set = 0; /* get_format's retry happens within one call */
         ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret >= 0) {
             int64_t ts = r->frame->best_effort_timestamp;
@@ -703,6 +858,30 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                 ts < r->start_ts) {
                 av_frame_unref(r->frame);
                 continue;
+            }
+            if (r->frame->format == AV_PIX_FMT_CUDA) {
+                /* NVDEC: the luma plane stays in the decoder's surface */
+                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g, &why) == 0) {
+                    fill_frame(r, fr, &g, t0);
+                    if (hw_take(r->hw, r->frame, fr, &why) == 0) {
+                        if (ge_verbose && !r->hw_noted)
+                            ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
+                                    r->path, r->dec->codec->name,
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) ?
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) : "?",
+                                    fr->f.width, fr->f.height);
+                        r->hw_noted = 1;
+                        return 1;
+                    }
+                    r->nout--;
+                }
+                if (!why)
+                    why = "a CUDA frame without NVDEC";
+                r->failed = 1;
+                ge_err(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
+                       r->frame->width, r->frame->height, why);
+                av_frame_unref(r->frame);
+                return -1;
             }
             if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
                 r->failed = 1;
@@ -722,6 +901,11 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             return 0;
         }
         if (ret != AVERROR(EAGAIN)) {
+            if (r->hw_lost) { /* FFmpeg's av1 decoder without NVDEC */
+                if (hw_fallback(r))
+                    return -1;
+                continue;
+            }
             /* a frame that failed to decode: counted, decoding goes on */
             if (decode_error(r, ret))
                 return -1;
@@ -759,10 +943,16 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         }
         if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
             r->corrupt++; /* still decoded: the decoder may conceal it */
+        r->hw_mark_set = 0;
         ret = avcodec_send_packet(r->dec, r->pkt);
         av_packet_unref(r->pkt);
         /* Every frame was received before this send, so EAGAIN cannot
          * happen; any other error is a bad packet, skipped. */
+        if (ret < 0 && ret != AVERROR(EAGAIN) && r->hw_lost) {
+            if (hw_fallback(r))
+                return -1;
+            continue;
+        }
         if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
             return -1;
     }
@@ -776,6 +966,7 @@ void vid_close(vid_reader **pr)
     r = *pr;
     *pr = NULL;
     avcodec_free_context(&r->dec); /* joins the decoder's threads */
+    hw_close(&r->hw); /* frames handed out keep their own references */
     avformat_close_input(&r->fmt);
     if (r->avio) { /* ours (vid_open_mem): the buffer may have been replaced */
         av_freep(&r->avio->buffer);
@@ -877,6 +1068,22 @@ int vid_sequence_name(const char *pattern, long index, char *buf, size_t size)
 
 enum { VENC_MKV, VENC_MP4, VENC_Y4M };
 
+/* What each container holds (the muxers' codec tags: Matroska takes
+ * FFVHuff and MagicYUV through their VfW FourCCs, raw video as
+ * V_UNCOMPRESSED; MP4 takes H.264 of these; Y4M only raw frames).
+ * lanes: every frame stands alone (intra-only, no state carried from frame
+ * to frame, the same extradata in every encoder), so several encoders may
+ * code successive frames at once and write the bytes one would. */
+enum { VC_FFV1, VC_FFVHUFF, VC_MAGICYUV, VC_RAW, VC_X264, VC_WRAPPED };
+typedef struct venc_codec {
+    const char *name;  /* --codec */
+    const char *lib;   /* libavcodec's encoder */
+    int id;            /* VC_* */
+    unsigned in;       /* containers: 1 << VENC_* */
+    int lanes;
+} venc_codec;
+
+
 /* FFmpeg 5.1's FFV1 encoder (versions 1..3) reserves its worst-case packet,
  * 148 bytes a pixel (+ 16 KiB), zeroed, at its first frame and keeps it
  * until it is closed: 1.2 GB for a 4K frame, in every encoder, and about
@@ -889,6 +1096,9 @@ enum { VENC_MKV, VENC_MP4, VENC_Y4M };
  * the H200 host, 4K, 16 threads, per frame once started: 1 encoder 10.5 ms,
  * 2 x 8 threads 7.3 ms, 4 x 4 6.0 ms, 8 x 2 7.6 ms. */
 #define VENC_LANE_THREADS 4
+/* FFVHuff and MagicYUV, a lane: two frames in flight and their packets
+ * (at most about 2 bytes a pixel are written of the worst-case ones). */
+#define VENC_INTRA_BYTES_PER_PX 8
 #define VENC_MAX_LANES 16
 /* Default memory for the encoders' packet buffers together (--mem-limit,
  * when given, replaces it): at most this, and at most 1/VENC_RAM_SHARE of
@@ -942,6 +1152,9 @@ typedef struct venc_par {
 struct venc_writer {
     so_file *out;
     int kind;
+    const venc_codec *vc;
+    enum AVPixelFormat pixfmt;
+    int slices;         /* FFV1's count (0: version 1) */
     AVFormatContext *oc;
     AVCodecContext *enc; /* the encoder (lane 0 when frame-parallel) */
     AVStream *st;
@@ -970,6 +1183,100 @@ int venc_format_ok(const char *ext)
     char b[16];
     ext_of(ext, b, sizeof b);
     return !strcmp(b, "mkv") || !strcmp(b, "mp4") || !strcmp(b, "y4m");
+}
+
+static const venc_codec venc_codecs[] = {
+    /* the first of a container is its default (BENCHMARKS.md, "Video
+     * encoders (issue 11)"): FFVHuff codes an edge map in the least CPU of
+     * the lossless codecs, frames stand alone (lanes), and its files say
+     * full range; MagicYUV's are smaller on sparse edges but FFmpeg 5.1
+     * decodes its grey as limited range (tv), so a reader would stretch
+     * the edge values */
+    {"ffvhuff", "ffvhuff", VC_FFVHUFF, 1u << VENC_MKV, 1},
+    {"magicyuv", "magicyuv", VC_MAGICYUV, 1u << VENC_MKV, 1},
+    {"ffv1", "ffv1", VC_FFV1, 1u << VENC_MKV, 1},
+    {"rawvideo", "rawvideo", VC_RAW, 1u << VENC_MKV, 0},
+    {"libx264", "libx264", VC_X264, 1u << VENC_MKV | 1u << VENC_MP4, 0},
+    {"h264", "libx264", VC_X264, 1u << VENC_MKV | 1u << VENC_MP4, 0},
+    /* y4m's raw frames go through wrapped_avframe (what the muxer takes) */
+    {"rawvideo", "wrapped_avframe", VC_WRAPPED, 1u << VENC_Y4M, 0},
+};
+
+static const char *const x264_presets[] = {
+    "ultrafast", "superfast", "veryfast", "faster", "fast", "medium",
+    "slow", "slower", "veryslow", "placebo", NULL};
+
+static int venc_kind(const char *ext)
+{
+    char b[16];
+    ext_of(ext, b, sizeof b);
+    return !strcmp(b, "mkv") ? VENC_MKV : !strcmp(b, "mp4") ? VENC_MP4
+           : !strcmp(b, "y4m") ? VENC_Y4M : -1;
+}
+
+/* The entry for `name` (NULL: the default) in container `kind`, or NULL. */
+static const venc_codec *codec_find(int kind, const char *name)
+{
+    size_t n = sizeof venc_codecs / sizeof venc_codecs[0];
+    for (size_t i = 0; kind >= 0 && i < n; i++)
+        if ((venc_codecs[i].in & (1u << kind)) &&
+            (!name || !strcasecmp(name, venc_codecs[i].name)))
+            return &venc_codecs[i];
+    return NULL;
+}
+
+const char *venc_default_codec(const char *ext)
+{
+    const venc_codec *c = codec_find(venc_kind(ext), NULL);
+    return c ? c->name : NULL;
+}
+
+int venc_codec_check(const char *ext, const char *codec, const char *preset,
+                     const char *crf, char *why, size_t size)
+{
+    int kind = venc_kind(ext);
+    const venc_codec *c = codec_find(kind, codec);
+    char b[16];
+    const char *e = ext_of(ext, b, sizeof b);
+
+    if (kind < 0) {
+        snprintf(why, size, "--codec, --preset and --crf apply to video outputs "
+                 "(.mkv, .mp4, .y4m), not '.%s'", e);
+        return -1;
+    }
+    if (!c) {
+        snprintf(why, size, "--codec '%s': .%s holds %s", codec, e,
+                 kind == VENC_MKV ? "ffvhuff, magicyuv, ffv1, rawvideo or libx264"
+                 : kind == VENC_MP4 ? "libx264 only" : "rawvideo only");
+        return -1;
+    }
+    if ((preset || crf) && c->id != VC_X264) {
+        snprintf(why, size, "--%s applies to libx264 (.mp4, or .mkv with --codec "
+                 "libx264), not %s", preset ? "preset" : "crf", c->name);
+        return -1;
+    }
+    if (preset) {
+        int i;
+        for (i = 0; x264_presets[i] && strcmp(preset, x264_presets[i]); i++)
+            ;
+        if (!x264_presets[i]) {
+            snprintf(why, size, "--preset '%s': expected ultrafast, superfast, veryfast, "
+                     "faster, fast, medium, slow, slower, veryslow or placebo", preset);
+            return -1;
+        }
+    }
+    if (crf) {
+        char *end;
+        double v;
+        errno = 0;
+        v = strtod(crf, &end);
+        /* x264's range for 8-bit video (0 is lossless) */
+        if (errno || end == crf || *end || !(v >= 0 && v <= 51)) {
+            snprintf(why, size, "--crf '%s': expected a number from 0 to 51", crf);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Marks the output failed: an errno-style error is a write error that
@@ -1034,21 +1341,25 @@ static int cpu_threads(int t)
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
-/* How many FFV1 encoders code frames at once for `threads` threads (see
- * VENC_LANE_THREADS), within the memory budget (VENC_MEM_DEFAULT). */
-static int ffv1_lanes(int w, int h, int threads, const venc_opts *o)
+/* How many encoders of an intra codec code frames at once for `threads`
+ * threads, within the memory budget (VENC_MEM_DEFAULT).  FFV1: see
+ * VENC_LANE_THREADS; FFVHuff and MagicYUV have no slice threads: one
+ * encoder a thread. */
+static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
 {
-    /* the packet buffer, the frames in flight (two a lane) and the one
-     * the encoder holds */
-    double per = (double)w * h * (FFV1_PKT_BYTES_PER_PX + 3) + 16384;
+    int ffv1 = wr->vc->id == VC_FFV1;
+    /* FFV1: the packet buffer, the frames in flight (two a lane) and the
+     * one the encoder holds; the others: two frames and two packets */
+    double per = (double)wr->cw * wr->ch *
+                 (ffv1 ? FFV1_PKT_BYTES_PER_PX + 3 : VENC_INTRA_BYTES_PER_PX) + 16384;
     double budget;
     int n;
 
-    if (o && o->ffv1_lanes > 0) /* asked for (tests, benchmarks) */
-        return o->ffv1_lanes < VENC_MAX_LANES ? o->ffv1_lanes : VENC_MAX_LANES;
+    if (o && o->lanes > 0) /* asked for (tests, benchmarks) */
+        return o->lanes < VENC_MAX_LANES ? o->lanes : VENC_MAX_LANES;
     if (threads < 2)
         return 1;
-    n = (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS;
+    n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS : threads;
     if (n < 2)
         n = 2;
     if (n > VENC_MAX_LANES)
@@ -1067,12 +1378,14 @@ static int ffv1_lanes(int w, int h, int threads, const venc_opts *o)
 }
 
 /* Allocates and opens one encoder with the writer's settings.  Called once,
- * or once a lane for frame-parallel FFV1 (the same settings but for the
- * slice threads, which do not change the bytes).  slices: FFV1's count (0:
- * version 1); threads: the encoder's threads.  Returns 0 or an AVERROR. */
-static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pixfmt,
-                    int slices, int threads, const venc_opts *o, AVCodecContext **out)
+ * or once a lane for frame-parallel intra codecs (the same settings but for
+ * FFV1's slice threads, which do not change the bytes).  threads: the
+ * encoder's threads.  Returns 0 or an AVERROR. */
+static int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
+                    const venc_opts *o, AVCodecContext **out)
 {
+    enum AVPixelFormat pixfmt = wr->pixfmt;
+    int slices = wr->slices;
     AVCodecContext *enc = avcodec_alloc_context3(codec);
     AVDictionary *copts = NULL;
     int ret;
@@ -1093,7 +1406,7 @@ static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pi
     if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
         enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 
-    if (wr->kind == VENC_MKV) {
+    if (wr->vc->id == VC_FFV1) {
         enc->gop_size = 1;  /* every frame self-contained */
         if (slices > 0) {
             enc->level = 3; /* FFV1 version 3: slices, CRCs */
@@ -1104,16 +1417,24 @@ static int enc_open(venc_writer *wr, const AVCodec *codec, enum AVPixelFormat pi
         } else {
             enc->level = 1; /* tiny frames: one slice, no header grid */
         }
-    } else if (wr->kind == VENC_MP4) {
-        char crf[16];
+    } else if (wr->vc->id == VC_FFVHUFF || wr->vc->id == VC_MAGICYUV) {
+        /* One thread: libavcodec's frame threads would delay packets (the
+         * lanes expect each frame's packet at once) and the lanes do the
+         * same work.  FFVHuff's median prediction and MagicYUV's median:
+         * the smallest files of their predictors at about the same speed
+         * (BENCHMARKS.md); FFVHuff's context 0 keeps its fixed tables in
+         * the extradata, so every frame stands alone. */
+        enc->thread_count = 1;
+        av_dict_set(&copts, "pred", "median", 0);
+        if (wr->vc->id == VC_FFVHUFF)
+            av_dict_set(&copts, "context", "0", 0);
+    } else if (wr->vc->id == VC_X264) {
         /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
          * without B-frames every pts stays where it was given. */
-        if (!strcmp(so_path(wr->out), so_name(wr->out)))
+        if (wr->kind == VENC_MP4 && !strcmp(so_path(wr->out), so_name(wr->out)))
             enc->max_b_frames = 0;
-        snprintf(crf, sizeof crf, "%d", o && o->crf > 0 ? o->crf : VENC_DEFAULT_CRF);
-        av_dict_set(&copts, "crf", crf, 0);
-        if (o && o->preset)
-            av_dict_set(&copts, "preset", o->preset, 0);
+        av_dict_set(&copts, "crf", o && o->crf ? o->crf : VENC_DEFAULT_CRF, 0);
+        av_dict_set(&copts, "preset", o && o->preset ? o->preset : VENC_DEFAULT_PRESET, 0);
         enc->thread_count = o && o->threads > 0 ? o->threads : 0;
     }
     ret = avcodec_open2(enc, codec, &copts);
@@ -1213,7 +1534,7 @@ static void par_free(venc_writer *w)
  * Returns 0, or an AVERROR (then nothing is left allocated).  A lane whose
  * extradata differs from lane 0's would write other bytes than the header
  * promises: AVERROR_BUG (never seen; the caller falls back to one lane). */
-static int par_init(venc_writer *w, const AVCodec *codec, int slices, int nlanes,
+static int par_init(venc_writer *w, const AVCodec *codec, int nlanes,
                     int lane_threads, const venc_opts *o)
 {
     venc_par *p = calloc(1, sizeof *p);
@@ -1242,7 +1563,7 @@ static int par_init(venc_writer *w, const AVCodec *codec, int slices, int nlanes
         p->lanes[i].par = p;
         if (i == 0)
             continue;
-        ret = enc_open(w, codec, AV_PIX_FMT_GRAY8, slices, lane_threads, o, &p->lanes[i].enc);
+        ret = enc_open(w, codec, lane_threads, o, &p->lanes[i].enc);
         if (ret < 0)
             goto fail;
         e = p->lanes[i].enc;
@@ -1381,10 +1702,10 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     const AVCodec *codec = NULL;
     const char *muxer;
     const char *name = so_name(out);
-    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16];
+    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16], eb2[256];
     enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
     AVDictionary *mopts = NULL;
-    int direct, ret, slices = 0, threads = 0, nlanes = 1;
+    int direct, ret, threads = 0, nlanes = 1;
 
     pthread_once(&log_once, log_init);
     *wp = NULL;
@@ -1402,32 +1723,32 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->fps = valid_q(fps) ? fps : (AVRational){25, 1};
     wr->last_pts = AV_NOPTS_VALUE;
 
-    if (!strcmp(ext, "mkv")) {
-        wr->kind = VENC_MKV;
-        muxer = "matroska";
-        codec = avcodec_find_encoder(AV_CODEC_ID_FFV1);
-    } else if (!strcmp(ext, "mp4")) {
-        wr->kind = VENC_MP4;
-        muxer = "mp4";
-        codec = avcodec_find_encoder_by_name("libx264");
+    wr->kind = venc_kind(ext);
+    if (wr->kind < 0) {
+        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
+        goto fail;
+    }
+    if (venc_codec_check(ext, o ? o->codec : NULL, o ? o->preset : NULL,
+                         o ? o->crf : NULL, eb2, sizeof eb2)) {
+        ge_err(name, "cannot encode video: %s", eb2);
+        goto fail;
+    }
+    wr->vc = codec_find(wr->kind, o ? o->codec : NULL);
+    muxer = wr->kind == VENC_MKV ? "matroska" : wr->kind == VENC_MP4 ? "mp4"
+            : "yuv4mpegpipe";
+    codec = avcodec_find_encoder_by_name(wr->vc->lib);
+    if (wr->vc->id == VC_X264) {
         pixfmt = AV_PIX_FMT_YUV420P;
         /* 4:2:0 has no odd sizes: pad with a column/row of 0 */
         wr->cw = (w + 1) & ~1;
         wr->ch = (h + 1) & ~1;
-    } else if (!strcmp(ext, "y4m")) {
-        wr->kind = VENC_Y4M;
-        muxer = "yuv4mpegpipe";
-        codec = avcodec_find_encoder(AV_CODEC_ID_WRAPPED_AVFRAME);
-        if (o && o->y4m_yuv420)
-            pixfmt = AV_PIX_FMT_YUV420P;
-    } else {
-        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
-        goto fail;
+    } else if (wr->vc->id == VC_WRAPPED && o && o->y4m_yuv420) {
+        pixfmt = AV_PIX_FMT_YUV420P;
     }
+    wr->pixfmt = pixfmt;
     if (!codec) {
         ge_err(name, "cannot encode video: this libavcodec has no %s encoder",
-               wr->kind == VENC_MP4 ? "libx264 (H.264)" :
-               wr->kind == VENC_MKV ? "FFV1" : "wrapped_avframe");
+               wr->vc->lib);
         goto fail;
     }
     /* Y4M's header holds the rate and each frame is one 1/fps tick. */
@@ -1449,25 +1770,33 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         !(wr->frame = av_frame_alloc()) || !(wr->pkt = av_packet_alloc()))
         goto oom;
 
-    if (wr->kind == VENC_MKV) {
-        /* The slice count follows --threads as it always has (the bytes
-         * depend on it); the threads are then split between encoders
-         * working on successive frames (ffv1_lanes) and their slices. */
+    if (wr->vc->id == VC_FFV1) {
+        /* The slice count follows the frame size alone (so do the bytes;
+         * until issue 11 it followed --threads): 16 from 512x512 pixels on,
+         * enough for a lane's slice threads, else 4; the threads are then
+         * split between encoders working on successive frames
+         * (venc_lanes) and their slices. */
         threads = cpu_threads(o ? o->threads : 0);
-        slices = ffv1_slices(w, h, threads);
-        if (slices > 0)
-            nlanes = ffv1_lanes(w, h, threads, o);
+        wr->slices = (int64_t)w * h >= 512 * 512 ? ffv1_slices(w, h, 16) : 0;
+        if (wr->slices == 0)
+            wr->slices = ffv1_slices(w, h, 4);
+        if (wr->slices > 0)
+            nlanes = venc_lanes(wr, threads, o);
         if (nlanes > 1)
             threads = threads / nlanes > 0 ? threads / nlanes : 1;
+    } else if (wr->vc->lanes) {
+        /* one thread an encoder; nothing in the bytes depends on threads */
+        threads = 1;
+        nlanes = venc_lanes(wr, cpu_threads(o ? o->threads : 0), o);
     }
-    ret = enc_open(wr, codec, pixfmt, slices, threads, o, &wr->enc);
+    ret = enc_open(wr, codec, threads, o, &wr->enc);
     if (ret < 0) {
         ge_err(name, "cannot open the %s encoder (%dx%d): %s", codec->name,
                wr->cw, wr->ch, err_str(ret, eb, sizeof eb));
         goto fail;
     }
     if (nlanes > 1) {
-        ret = par_init(wr, codec, slices, nlanes, threads, o);
+        ret = par_init(wr, codec, nlanes, threads, o);
         if (ret == AVERROR(ENOMEM))
             goto oom;
         /* any other failure: one encoder (with fewer threads) still
@@ -1480,7 +1809,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     wr->st->avg_frame_rate = wr->fps;
     wr->st->r_frame_rate = wr->fps;
 
-    if (wr->kind == VENC_MKV) {
+    if (pixfmt == AV_PIX_FMT_GRAY8 && wr->vc->id != VC_WRAPPED) {
         wr->linesize = FFALIGN(wr->cw, 64);
         wr->pool = av_buffer_pool_init((size_t)wr->linesize * wr->ch + 64, NULL);
         if (!wr->pool || pool_frame(wr, wr->frame) < 0)
@@ -1531,11 +1860,14 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     av_dict_free(&mopts);
     if (wr->par && par_start(wr) == 0)
         par_free(wr); /* no thread: code in venc_put instead */
-    if (ge_verbose && wr->kind == VENC_MKV)
+    if (ge_verbose && wr->vc->id == VC_FFV1)
         ge_note("%s: FFV1 %dx%d, %d slice%s, %d encoder%s of %d thread%s", name, w, h,
-                slices, slices == 1 ? "" : "s", wr->par ? wr->par->nlanes : 1,
+                wr->slices, wr->slices == 1 ? "" : "s", wr->par ? wr->par->nlanes : 1,
                 wr->par && wr->par->nlanes > 1 ? "s" : "",
                 wr->enc->thread_count, wr->enc->thread_count == 1 ? "" : "s");
+    else if (ge_verbose)
+        ge_note("%s: %s %dx%d, %d encoder%s", name, wr->vc->lib, wr->cw, wr->ch,
+                wr->par ? wr->par->nlanes : 1, wr->par && wr->par->nlanes > 1 ? "s" : "");
     *wp = wr;
     return 0;
 

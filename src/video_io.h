@@ -26,26 +26,38 @@
  *   picture, pixel for pixel.
  *
  * Writing: venc_open / venc_put / venc_close into an so_file (safeout.h):
- *   "mkv"  FFV1 version 3 (level 3), gray8, lossless, slice CRCs, every
- *          frame a keyframe, with at least 4 slices (more with more
- *          threads: the count, and so the bytes, follow venc_opts.threads
- *          as they always have); every frame's pts and duration kept (VFR).
- *          Frames too small for a 4-slice grid (FFmpeg 5.1's v3 slice
- *          header cannot code a grid as wide or as high as the frame:
- *          1- and 2-pixel sides) are written as FFV1 version 1.
- *          With 2 threads or more, several encoders with the same settings
- *          code successive frames at once (every frame stands alone) on
- *          threads of this module, the threads split between them and
- *          their slices, and the packets are muxed in frame order: the
- *          same bytes as one encoder.  venc_put then only copies the frame
- *          into a free slot (waiting while all are in flight, muxing the
- *          finished ones); an encoder's error surfaces at a later
- *          venc_put or at venc_close.  Each encoder holds FFmpeg 5.1's
- *          worst-case packet buffer (148 bytes a pixel: 1.2 GB at 4K), so
- *          their number is also bounded by memory (venc_opts.mem_limit).
+ *   "mkv"  lossless gray8, every frame a keyframe, every frame's pts and
+ *          duration kept (VFR), in one of (venc_opts.codec):
+ *          ffvhuff (the default) median prediction, context 0 (fixed
+ *            tables in the extradata): the least CPU a frame of the
+ *            lossless codecs, about 0.3-0.45 of raw on edge maps;
+ *          magicyuv median prediction: smaller on sparse edges, a little
+ *            more CPU; FFmpeg 5.1 decodes its grey as limited range (tv);
+ *          ffv1 version 3 (level 3), Golomb-Rice, slice CRCs, 16 slices
+ *            from 512x512 pixels on, else 4 (the count follows the frame
+ *            size only); frames too small for a 4-slice grid (FFmpeg 5.1's
+ *            v3 slice header cannot code a grid as wide or as high as the
+ *            frame: 1- and 2-pixel sides) are written as FFV1 version 1;
+ *            the smallest files, 4-7 times the CPU of ffvhuff;
+ *          rawvideo (Y800), one encoder;
+ *          libx264 as for "mp4" below (lossy).
+ *          Intra codecs (ffvhuff, magicyuv, ffv1) with 2 threads or more:
+ *          several encoders with the same settings code successive frames
+ *          at once (every frame stands alone) on threads of this module
+ *          (FFVHuff and MagicYUV: one encoder a thread; FFV1: the threads
+ *          split between encoders and their slices), and the packets are
+ *          muxed in frame order: the same bytes as one encoder, whatever
+ *          venc_opts.threads.  venc_put then only copies the frame into a
+ *          free slot (waiting while all are in flight, muxing the finished
+ *          ones); an encoder's error surfaces at a later venc_put or at
+ *          venc_close.  Each FFV1 encoder holds FFmpeg 5.1's worst-case
+ *          packet buffer (148 bytes a pixel: 1.2 GB at 4K), so their number
+ *          is also bounded by memory (venc_opts.mem_limit).
  *   "mp4"  H.264 (libx264) yuv420p, Y = edge value, chroma 128, tagged
  *          full range (AVCOL_RANGE_JPEG, the VUI full-range flag) so that
- *          0..255 means black..white; CRF 18 by default.  Odd widths or
+ *          0..255 means black..white; CRF 18 and preset superfast by
+ *          default (venc_opts.crf/preset); x264's own threads follow
+ *          venc_opts.threads, and so do its bytes.  Odd widths or
  *          heights are padded by one column/row of 0 (4:2:0 cannot code
  *          odd sizes): the video is then (W+1)x(H+1).  Streamed (pipe)
  *          MP4 is fragmented and coded without B-frames so that the pts
@@ -88,6 +100,14 @@ typedef struct vid_opts {
     long max_frames; /* --frames: frames to deliver; < 0 all */
     int rgb;         /* --rgb: the RGB path even for YUV sources */
     int threads;     /* decoder threads; 0 = as many as CPUs */
+    int hwdec;       /* VID_HWDEC_* (hwdec.h; 0 = none): NVDEC frames stay
+                        on the device (src_frame.on_device): only for the
+                        GPU engine.  auto: H.264/HEVC/VP9/AV1 where
+                        libavcodec's CUDA hwaccel takes the stream; nvdec:
+                        every codec it has.  Otherwise, and with rgb, and
+                        where the hwaccel gives up (at open or mid-file),
+                        software (a notice under -v). */
+    int device;      /* CUDA device for NVDEC */
 } vid_opts;
 
 typedef struct vid_reader vid_reader;
@@ -183,21 +203,39 @@ int vid_sequence_name(const char *pattern, long index, char *buf, size_t size);
 
 typedef struct venc_opts {
     int threads;         /* encoder threads; 0 = as many as CPUs */
-    int crf;             /* mp4: x264 CRF; 0 = default (18) */
-    const char *preset;  /* mp4: x264 preset; NULL = x264's default */
+    const char *codec;   /* --codec (venc_codec_check's names); NULL = the
+                            format's default (venc_default_codec) */
+    const char *crf;     /* libx264: CRF as ffmpeg takes it ("18", "23.5");
+                            NULL = VENC_DEFAULT_CRF */
+    const char *preset;  /* libx264: preset; NULL = VENC_DEFAULT_PRESET */
     int y4m_yuv420;      /* y4m: yuv420p (chroma 128) instead of gray */
     size_t mem_limit;    /* mkv: memory for the frame-parallel encoders
                             (--mem-limit); 0 = 3 GiB or 1/8 of RAM,
                             whichever is less */
-    int ffv1_lanes;      /* mkv: encoders coding successive frames at once;
-                            0 = from threads and memory; > 0 (tests,
-                            benchmarks) as asked, up to 16 */
+    int lanes;           /* intra codecs: encoders coding successive frames
+                            at once; 0 = from threads and memory; > 0
+                            (tests, benchmarks) as asked, up to 16 */
 } venc_opts;
 
 typedef struct venc_writer venc_writer;
 
+/* libx264's defaults here (--crf, --preset): CRF 18 as before; the preset
+ * chosen by measurement (BENCHMARKS.md, "Video encoders (issue 11)"). */
+#define VENC_DEFAULT_CRF "18"
+#define VENC_DEFAULT_PRESET "superfast"
+
 /* Is `ext` ("mkv", ".MP4", ...) a video output format?  1 / 0. */
 int venc_format_ok(const char *ext);
+
+/* The codec a video format gets without --codec ("ffvhuff" for mkv,
+ * "libx264" for mp4, "rawvideo" for y4m); NULL for other extensions. */
+const char *venc_default_codec(const char *ext);
+/* Can format `ext` hold `codec` (NULL: the default), with the x264
+ * `preset` and `crf` (NULL: none given)?  0 yes; -1 with a one-line reason
+ * in why[size] (no "gpuedge:" prefix).  The CLI calls it before any work;
+ * venc_open calls it again. */
+int venc_codec_check(const char *ext, const char *codec, const char *preset,
+                     const char *crf, char *why, size_t size);
 
 /* Opens an encoder and muxer for w x h edge maps into `out`.  time_base:
  * the unit of the pts given to venc_put (normally vid_info.time_base);

@@ -30,6 +30,7 @@ typedef struct bench_src {
     void *filled[8];
     int nfilled;
     unsigned rng;
+    double reserve_s, fill_s; /* start-up: buffer growth, first fill of a slot */
 } bench_src;
 
 static unsigned xorshift(unsigned *s)
@@ -46,13 +47,17 @@ static int bench_next(void *ctx, src_frame *fr, host_buf *buf)
     bench_src *b = ctx;
     size_t bytes = (size_t)b->w * b->h * b->ch;
     int seen = 0;
+    double t0;
     if (b->produced == b->frames)
         return 0;
+    t0 = ge_now();
     if (host_buf_reserve(buf, bytes))
         return -1;
+    b->reserve_s += ge_now() - t0;
     for (int i = 0; i < b->nfilled; i++)
         seen |= b->filled[i] == buf->p;
     if (!seen) {
+        double tf = ge_now();
         /* smooth gradients plus noise: realistic, not zeros */
         unsigned char *p = buf->p;
         for (int y = 0; y < b->h; y++)
@@ -61,6 +66,7 @@ static int bench_next(void *ctx, src_frame *fr, host_buf *buf)
                     (unsigned char)((x / 7 + y / 3 + (xorshift(&b->rng) & 15)) & 255);
         if (b->nfilled < 8)
             b->filled[b->nfilled++] = buf->p;
+        b->fill_s += ge_now() - tf;
     }
     memset(fr, 0, sizeof *fr);
     fr->job = 0;
@@ -79,10 +85,13 @@ static int bench_next(void *ctx, src_frame *fr, host_buf *buf)
 /* The sink times the steady state: from the WARM-th frame to the last, so
  * start-up (pinned allocations, filling each slot once) is not counted. */
 #define WARM 50
+/* Start-up timeline: when each of the first frames left the pipeline. */
+#define TIMELINE 64
 typedef struct null_sink {
     unsigned long long sum;
     long last_index;
     double t_warm, t_last;
+    double t_out[TIMELINE];
 } null_sink;
 
 static int null_put(void *ctx, const sink_frame *fr, double *ms)
@@ -92,6 +101,8 @@ static int null_put(void *ctx, const sink_frame *fr, double *ms)
     if (fr->index == WARM)
         n->t_warm = ge_now();
     n->t_last = ge_now();
+    if (fr->index >= 0 && fr->index < TIMELINE)
+        n->t_out[fr->index] = n->t_last;
     n->last_index = fr->index;
     *ms = 0;
     return 0;
@@ -154,12 +165,12 @@ static int copies(void)
 
 int main(int argc, char **argv)
 {
-    bench_src b = {3840, 2160, 3, 600, 0, {0}, 0, 12345u};
+    bench_src b = {3840, 2160, 3, 600, 0, {0}, 0, 12345u, 0, 0};
     gpu_info gi;
     char why[256];
     pipe_opts po;
     rep_stats rep;
-    null_sink ns = {0, 0, 0, 0};
+    null_sink ns = {0};
     double t0, wall;
     int r;
 
@@ -218,6 +229,17 @@ int main(int argc, char **argv)
                staged ? "staged" : "fused", b.w, b.h, b.ch, slots ? slots : 3, fps, WARM, ns.last_index, fps * in_b / 1e9,
                fps * out_b / 1e9, b.frames, wall, ns.sum);
     }
+    /* Where the start-up goes: the source's own first fills (a real
+     * decoder's work), buffer growth, and the frames' exit times. */
+    printf("startup: first frame out %.1f ms after pipe start; frame %d out at %.1f ms "
+           "(steady pace would be %.1f ms); source: buffer growth %.1f ms, first fills %.1f ms\n",
+           (ns.t_out[0] - t0) * 1e3, WARM, (ns.t_warm - t0) * 1e3,
+           WARM * (ns.t_last - ns.t_warm) / (double)(ns.last_index - WARM) * 1e3,
+           b.reserve_s * 1e3, b.fill_s * 1e3);
+    printf("startup timeline (ms, frame:out):");
+    for (int i = 0; i < TIMELINE && i <= ns.last_index; i += (i < 8 ? 1 : 8))
+        printf(" %d:%.1f", i, (ns.t_out[i] - t0) * 1e3);
+    printf("\n");
     rep_print(&rep, 0, stdout);
     rep_free(&rep);
     return 0;

@@ -156,7 +156,7 @@ for f in $CORPUS; do
         mk -i "$f" -c:v ffv1 -pix_fmt gray "$T/ref.mkv" && probe "$T/ref.mkv" ref && ref=ref
     fi
     same_ts "$ref" out 0.0011 || add "timestamps: $WHY"
-    [ "$(desc out)" = "ffv1 gray $(pv in width)x$(pv in height)" ] || add "output is $(desc out)"
+    [ "$(desc out)" = "ffvhuff gray $(pv in width)x$(pv in height)" ] || add "output is $(desc out)"
     grep -q "^cpu-ref: $n frames checked, 0 with mismatches\$" "$ERR" || add "no clean cpu-ref line"
     [ -z "$(other_lines)" ] || add "other stderr: $(other_lines | head -n 1)"
     check "$f ($want) -> mkv: $n frames, timestamps kept${ref#in}, --cpu-ref clean" "$why"
@@ -207,7 +207,7 @@ if [ -s vp9.webm ]; then
     [ -s o/seq/e_001.pgm ] && [ -s "o/seq/e_$(printf %03d "$N").pgm" ] || add "not numbered 1..$N"
     [ "$(head -c 15 o/seq/e_001.pgm | tr '\n' ' ')" = "P5 321 241 255 " ] ||
         add "e_001.pgm header: $(head -c 15 o/seq/e_001.pgm | tr '\n' ' ')"
-    # the sequence's pixels are the mkv's frames (FFV1 is lossless)
+    # the sequence's pixels are the mkv's frames (FFVHuff is lossless)
     if [ -s o/vp9.webm.mkv ]; then
         ffmpeg -nostdin -v error -i o/vp9.webm.mkv -f rawvideo -pix_fmt gray - 2>/dev/null | cksum >"$T/a"
         for p in o/seq/*.pgm; do tail -c $((321 * 241)) "$p"; done | cksum >"$T/b"

@@ -1,0 +1,237 @@
+/*
+ * hwdec.c — NVDEC through libavcodec's CUDA hwaccel; see hwdec.h.
+ *
+ * Why each piece is as it is:
+ *   - The device context is made with AV_CUDA_USE_PRIMARY_CONTEXT (SPEC
+ *     §4): the CUDA runtime the engine uses works in the same primary
+ *     context, so the engine's kernels can read the decoder's surfaces and
+ *     wait on events recorded beside them.
+ *   - libavcodec copies each decoded picture out of NVDEC's decode surface
+ *     into a frame of its CUDA frame pool on AVCUDADeviceContext.stream.
+ *     We give it a non-blocking stream of our own (destroyed when the
+ *     device context is freed, i.e. after the last frame) and record the
+ *     frame's `ready` event on it right after avcodec_receive_frame
+ *     returned: the engine's kernels wait for that event on the device.
+ *   - The frame keeps its pool buffer (and through it the frames and
+ *     device contexts) until the engine calls release: a token owning the
+ *     AVFrame and the event, so a frame may outlive its reader.
+ */
+#include "hwdec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_cuda.h>
+#include <libavutil/pixdesc.h>
+
+#include "video_io.h"
+
+struct hw_dec {
+    AVBufferRef *dev;    /* AVHWDeviceContext (CUDA) */
+    cudaStream_t stream; /* owned by dev (freed with it) */
+};
+
+typedef struct hw_token {
+    AVFrame *frame;
+    cudaEvent_t ready;
+} hw_token;
+
+int hw_codec_exact(enum AVCodecID id)
+{
+    return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_VP9 ||
+           id == AV_CODEC_ID_AV1;
+}
+
+static int has_cuda_hwaccel(const AVCodec *c)
+{
+    for (int i = 0;; i++) {
+        const AVCodecHWConfig *cfg = avcodec_get_hw_config(c, i);
+        if (!cfg)
+            return 0;
+        if (cfg->pix_fmt == AV_PIX_FMT_CUDA && cfg->device_type == AV_HWDEVICE_TYPE_CUDA &&
+            (cfg->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
+            return 1;
+    }
+}
+
+const AVCodec *hw_find_decoder(const AVCodec *sw, int *hw_only)
+{
+    const AVCodec *c;
+    void *it = NULL;
+    *hw_only = 0;
+    if (!sw->wrapper_name && has_cuda_hwaccel(sw))
+        return sw;
+    /* The *_cuvid wrappers (wrapper_name "cuvid") parse with NVIDIA's
+     * parser and have no software fallback: only libavcodec's own
+     * decoders with the hwaccel qualify. */
+    while ((c = av_codec_iterate(&it)))
+        if (av_codec_is_decoder(c) && c->id == sw->id && !c->wrapper_name &&
+            has_cuda_hwaccel(c)) {
+            *hw_only = 1;
+            return c;
+        }
+    return NULL;
+}
+
+static void stream_free(AVHWDeviceContext *ctx)
+{
+    if (ctx->user_opaque)
+        cudaStreamDestroy((cudaStream_t)ctx->user_opaque);
+    ctx->user_opaque = NULL;
+}
+
+int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
+{
+    hw_dec *h = calloc(1, sizeof *h);
+    char name[16], eb[AV_ERROR_MAX_STRING_SIZE];
+    AVHWDeviceContext *hd;
+    cudaError_t ce;
+    int err;
+
+    *out = NULL;
+    if (!h) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    /* the decode thread's current device: the stream and the per-frame
+     * events are made on it */
+    ce = cudaSetDevice(device);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(why, n, "CUDA device %d: %s", device, cudaGetErrorString(ce));
+        goto fail;
+    }
+    snprintf(name, sizeof name, "%d", device);
+    err = av_hwdevice_ctx_create(&h->dev, AV_HWDEVICE_TYPE_CUDA, name, NULL,
+                                 AV_CUDA_USE_PRIMARY_CONTEXT);
+    if (err < 0) {
+        av_strerror(err, eb, sizeof eb);
+        snprintf(why, n, "cannot open CUDA device %d for NVDEC: %s", device, eb);
+        goto fail;
+    }
+    ce = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
+    if (ce != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(why, n, "cannot create a CUDA stream: %s", cudaGetErrorString(ce));
+        goto fail;
+    }
+    hd = (AVHWDeviceContext *)h->dev->data;
+    ((AVCUDADeviceContext *)hd->hwctx)->stream = h->stream;
+    hd->user_opaque = h->stream;
+    hd->free = stream_free;
+    if (dec && !(dec->hw_device_ctx = av_buffer_ref(h->dev))) {
+        snprintf(why, n, "out of memory");
+        goto fail;
+    }
+    *out = h;
+    return 0;
+fail:
+    hw_close(&h);
+    return -1;
+}
+
+AVBufferRef *hw_device_ref(hw_dec *h) { return h->dev; }
+
+void hw_close(hw_dec **hp)
+{
+    hw_dec *h;
+    if (!hp || !*hp)
+        return;
+    h = *hp;
+    *hp = NULL;
+    if (h->dev)
+        av_buffer_unref(&h->dev); /* the stream goes with the last frame */
+    else if (h->stream)
+        cudaStreamDestroy(h->stream);
+    free(h);
+}
+
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, const char **why)
+{
+    const AVHWFramesContext *fc =
+        frame->hw_frames_ctx ? (const AVHWFramesContext *)frame->hw_frames_ctx->data : NULL;
+    const AVPixFmtDescriptor *sd = fc ? av_pix_fmt_desc_get(fc->sw_format) : NULL;
+    const AVPixFmtDescriptor *dd;
+    int depth, bps;
+
+    memset(g, 0, sizeof *g);
+    if (!sd || sd->comp[0].plane != 0 || sd->comp[0].offset != 0 || frame->width <= 0 ||
+        frame->height <= 0 || frame->linesize[0] <= 0 || !frame->data[0]) {
+        *why = "NVDEC frame without a usable luma plane";
+        return -1;
+    }
+    /* The stream's own format (yuv420p10le for P010 surfaces) gives the
+     * bit depth and the default range, as in software decoding. */
+    if (sw_fmt == AV_PIX_FMT_NONE || !(dd = av_pix_fmt_desc_get(sw_fmt)) ||
+        vid_luma_params(sw_fmt, frame->color_range, g)) {
+        sw_fmt = fc->sw_format;
+        dd = sd;
+        if (vid_luma_params(sw_fmt, frame->color_range, g)) {
+            *why = "unsupported NVDEC surface format";
+            return -1;
+        }
+    }
+    depth = dd->comp[0].depth;
+    bps = sd->comp[0].step;
+    if (bps == 2) {
+        /* NV12's 16-bit siblings (P010, P016, YUV444P16) are MSB-aligned */
+        g->bytes_per_sample = 2;
+        g->shift = 16 - depth;
+    } else if (bps != 1 || g->bytes_per_sample != 1) {
+        *why = "unsupported NVDEC surface format";
+        return -1;
+    }
+    g->width = frame->width;
+    g->height = frame->height;
+    g->stride = (size_t)frame->linesize[0];
+    g->data = frame->data[0];
+    /* libavcodec crops only right/bottom of hwaccel frames: do left/top */
+    if (frame->crop_left || frame->crop_top) {
+        if (frame->crop_left >= (size_t)frame->width || frame->crop_top >= (size_t)frame->height) {
+            *why = "NVDEC frame cropped to nothing";
+            return -1;
+        }
+        g->data = frame->data[0] + frame->crop_top * g->stride + frame->crop_left * (size_t)bps;
+        g->width -= (int)frame->crop_left;
+        g->height -= (int)frame->crop_top;
+    }
+    return 0;
+}
+
+static void hw_release(void *ctx)
+{
+    hw_token *t = ctx;
+    if (t->ready)
+        cudaEventDestroy(t->ready);
+    av_frame_free(&t->frame);
+    free(t);
+}
+
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
+{
+    hw_token *t = calloc(1, sizeof *t);
+    if (!t || !(t->frame = av_frame_alloc())) {
+        free(t);
+        *why = "out of memory";
+        return -1;
+    }
+    if (cudaEventCreateWithFlags(&t->ready, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(t->ready, h->stream) != cudaSuccess) {
+        cudaGetLastError();
+        if (t->ready)
+            cudaEventDestroy(t->ready);
+        av_frame_free(&t->frame);
+        free(t);
+        *why = "cannot record a CUDA event";
+        return -1;
+    }
+    av_frame_move_ref(t->frame, frame);
+    fr->on_device = 1;
+    fr->ready = t->ready;
+    fr->release = hw_release;
+    fr->release_ctx = t;
+    return 0;
+}

@@ -1,0 +1,193 @@
+/*
+ * bench_venc.c — the video writer's codecs side by side on edge maps
+ * (issue 11, "Fast encoders"): the frames of EDGES (a gray y4m that gpuedge
+ * wrote, e.g. `gpuedge clip.mp4 edges.y4m`) are read into memory untimed,
+ * then written through venc_open/venc_put/venc_close (the project's writer,
+ * lanes and all) once a configuration, with 1 thread and with -t threads,
+ * into a temp file that is measured and dropped (no fsync: the disk is
+ * not what is compared).
+ *
+ *   bench_venc [-t THREADS] [-r REPEAT] [-c CODEC[,CODEC...]] [-f EXT] EDGES
+ *
+ *   -t  threads for the second column (default: one per CPU)
+ *   -r  the clip is written REPEAT times over as one video (default 2)
+ *   -c  codecs (--codec names; default magicyuv,ffvhuff,ffv1,rawvideo)
+ *   -f  container (default mkv; mp4 for libx264)
+ *   -p  libx264 presets to try, comma-separated (with -c libx264)
+ *
+ * One line a configuration: CPU ms a frame (user + system, the whole
+ * process: what a frame costs the machine whatever the load), wall fps
+ * with 1 and with T threads, bytes and the ratio to raw gray8.  Per-core
+ * throughput is 1000 / cpu_ms; wall figures on a shared machine are only
+ * comparable within one run.
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libavutil/avutil.h>
+
+#include "frames.h"
+#include "safeout.h"
+#include "util.h"
+#include "video_io.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 +
+           (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec * 1e-6;
+}
+
+typedef struct clip {
+    uint8_t *px; /* n frames of w*h */
+    int w, h;
+    long n;
+} clip;
+
+static int load(const char *path, clip *c)
+{
+    vid_reader *r = NULL;
+    vid_opts vo = {0, -1, 0, 0};
+    host_buf buf = {0};
+    src_frame fr;
+    int rc = -1, k;
+
+    if (vid_open(path, &vo, &r))
+        return -1;
+    while ((k = vid_next(r, &fr, &buf)) == 1) {
+        const ge_frame *f = &fr.f;
+        uint8_t *p;
+        if (f->channels != 1 || f->bytes_per_sample != 1) {
+            fprintf(stderr, "bench_venc: %s: not a gray8 edge-map video\n", path);
+            goto end;
+        }
+        if (!c->n) {
+            c->w = f->width;
+            c->h = f->height;
+        } else if (f->width != c->w || f->height != c->h) {
+            fprintf(stderr, "bench_venc: %s: the size changes\n", path);
+            goto end;
+        }
+        p = realloc(c->px, (size_t)(c->n + 1) * c->w * c->h);
+        if (!p)
+            goto end;
+        c->px = p;
+        for (int y = 0; y < c->h; y++)
+            memcpy(p + (size_t)c->n * c->w * c->h + (size_t)y * c->w,
+                   (const uint8_t *)f->data + (size_t)y * f->stride, (size_t)c->w);
+        c->n++;
+    }
+    rc = k < 0 || !c->n ? -1 : 0;
+end:
+    host_buf_free(&buf);
+    vid_close(&r);
+    return rc;
+}
+
+/* One video: the clip `rep` times.  *bytes, *wall, *cpu.  0 / -1. */
+static int run(const clip *c, const char *ext, const venc_opts *vo, int rep,
+               long long *bytes, double *wall, double *cpu)
+{
+    char name[64];
+    so_opts so = {1, 0};
+    so_file *out = NULL;
+    venc_writer *wr = NULL;
+    struct stat st;
+    double t0, c0;
+    int rc = -1;
+
+    snprintf(name, sizeof name, "/tmp/bench_venc.%d.%s", (int)getpid(), ext);
+    if (so_open(&out, name, &so, NULL, 0))
+        return -1;
+    t0 = now_s();
+    c0 = cpu_s();
+    if (venc_open(out, ext, c->w, c->h, (AVRational){1, 30}, (AVRational){30, 1}, vo, &wr))
+        goto end;
+    for (long i = 0; i < c->n * rep; i++)
+        if (venc_put(wr, c->px + (size_t)(i % c->n) * c->w * c->h, c->w, i, 1))
+            goto end;
+    if (venc_close(&wr, 0))
+        goto end;
+    *wall = now_s() - t0;
+    *cpu = cpu_s() - c0;
+    if (stat(so_path(out), &st))
+        goto end;
+    *bytes = (long long)st.st_size;
+    rc = 0;
+end:
+    venc_close(&wr, 1);
+    so_abort(&out);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *codecs = "magicyuv,ffvhuff,ffv1,rawvideo", *ext = "mkv", *presets = NULL;
+    int threads = 0, rep = 2, opt;
+    clip c = {0};
+    char list[256], plist[256];
+
+    while ((opt = getopt(argc, argv, "t:r:c:f:p:")) != -1)
+        switch (opt) {
+        case 't': threads = atoi(optarg); break;
+        case 'r': rep = atoi(optarg); break;
+        case 'c': codecs = optarg; break;
+        case 'f': ext = optarg; break;
+        case 'p': presets = optarg; break;
+        default:
+            fprintf(stderr, "usage: bench_venc [-t T] [-r R] [-c CODECS] [-f EXT] [-p PRESETS] EDGES\n");
+            return 2;
+        }
+    if (optind != argc - 1 || rep < 1)
+        return 2;
+    if (threads <= 0)
+        threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (load(argv[optind], &c))
+        return 1;
+    printf("bench_venc: %s %dx%d, %ld frames x %d, threads 1 and %d\n", argv[optind], c.w,
+           c.h, c.n, rep, threads);
+    printf("%-22s %9s %9s %9s %9s %12s %7s\n", "codec", "cpu_ms/f", "fps_1", "fps_T",
+           "T/1", "bytes", "of_raw");
+    snprintf(list, sizeof list, "%s", codecs);
+    for (char *sv = NULL, *cod = strtok_r(list, ",", &sv); cod; cod = strtok_r(NULL, ",", &sv)) {
+        snprintf(plist, sizeof plist, "%s", presets && strstr(cod, "264") ? presets : "-");
+        for (char *sp = NULL, *pr = strtok_r(plist, ",", &sp); pr; pr = strtok_r(NULL, ",", &sp)) {
+            venc_opts vo = {0};
+            long long b1 = 0, bt = 0;
+            double w1, wt, c1, ct;
+            char label[64];
+            vo.codec = cod;
+            vo.preset = strcmp(pr, "-") ? pr : NULL;
+            vo.threads = 1;
+            if (run(&c, ext, &vo, rep, &b1, &w1, &c1))
+                return 1;
+            vo.threads = threads;
+            if (run(&c, ext, &vo, rep, &bt, &wt, &ct))
+                return 1;
+            snprintf(label, sizeof label, "%s%s%s", cod, vo.preset ? "/" : "",
+                     vo.preset ? vo.preset : "");
+            printf("%-22s %9.2f %9.1f %9.1f %9.2f %12lld %7.3f%s\n", label,
+                   1000.0 * c1 / (double)(c.n * rep), (double)(c.n * rep) / w1,
+                   (double)(c.n * rep) / wt, w1 / wt, bt,
+                   (double)bt / ((double)c.w * c.h * c.n * rep),
+                   b1 == bt ? "" : "  (bytes differ with threads)");
+        }
+    }
+    free(c.px);
+    return 0;
+}
