@@ -73,16 +73,11 @@ void cli_usage(FILE *fp)
 "Turn images and videos into edge maps: greyscale, separable Gaussian blur,\n"
 "Sobel magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA)\n"
 "or on the CPU backend.  The output format follows OUTPUT's extension:\n"
-"images .png .jpg .jpeg .bmp .tga .pgm .tif/.tiff .webp (lossless); videos
-"
-".mkv (FFVHuff, lossless) .mp4 (H.264) .y4m; image sequences as a pattern
-"
-"such as e_%05d.png.  Image inputs: PNG, JPEG, BMP, TGA, GIF, PSD, HDR, PIC,
-"
-"PNM, and through libavcodec WebP, TIFF, JPEG 2000, OpenEXR, QOI, JPEG-LS,
-"
-"PCX, SGI, Sun raster, XBM, XPM, XWD, DDS, PFM, PHM, PAM, DPX, PGX.
-"
+"images .png .jpg .jpeg .bmp .tga .pgm .tif/.tiff .webp (lossless); videos\n"
+".mkv (FFVHuff, lossless) .mp4 (H.264) .y4m; image sequences as a pattern\n"
+"such as e_%05d.png.  Image inputs: PNG, JPEG, BMP, TGA, GIF, PSD, HDR, PIC,\n"
+"PNM, and through libavcodec WebP, TIFF, JPEG 2000, OpenEXR, QOI, JPEG-LS,\n"
+"PCX, SGI, Sun raster, XBM, XPM, XWD, DDS, PFM, PHM, PAM, DPX, PGX.\n"
 "\n"
 "Edge map:\n"
 "      --sigma S           Gaussian sigma: 0 (no blur) or 0.1..16 [1.0]\n"
