@@ -192,7 +192,7 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/image_io src/image_av src/safeout src/util src/reference src/taps \
+FUZZ_OBJS_image = src/image_io src/image_av src/png_out src/safeout src/util src/reference src/taps \
                   third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS)
 FUZZ_OBJS_cli   = src/cli src/util
