@@ -785,8 +785,11 @@ static const char *sgi_complete(const unsigned char *d, size_t n)
 /* DPX: the header's total file size. */
 static const char *dpx_complete(const unsigned char *d, size_t n)
 {
-    uint32_t size = d[0] == 'S' ? AV_RB32(d + 16) : AV_RL32(d + 16);
-    if (n < 20 || size > n)
+    uint32_t size;
+    if (n < 20)
+        return "file is truncated";
+    size = d[0] == 'S' ? AV_RB32(d + 16) : AV_RL32(d + 16);
+    if (size > n)
         return "file is truncated";
     return NULL;
 }
