@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "image_in_jpeg.h"
 #include "image_io.h"
 #include "nvjpeg.h"
 #include "pipeline.h"
@@ -23,6 +24,7 @@
 #include "safeout.h"
 #include "util.h"
 #include "video_io.h"
+#include "vsource.h"
 #include "workpool.h"
 
 #include <libavutil/avutil.h>
@@ -58,7 +60,7 @@ typedef struct run_ctx {
     so_file *hist;       /* --hist CSV */
     int batch;
     /* video source (decode thread) */
-    vid_reader *vr;
+    vsrc *vr;          /* the video being decoded (vsource.h: segments at once) */
     int vr_job;
     /* sink state (writer thread) */
     int sink_job;        /* job whose output is open, -1 none */
@@ -76,6 +78,7 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
@@ -430,8 +433,22 @@ static const char *job_name_cb(void *ctx, int j)
     return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
 }
 
+/* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
+ * line lists them (SPEC §1.9).  Source thread only. */
+static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+{
+    const char *d = img->decoder ? img->decoder : "?";
+    size_t n = strlen(c->decoded_by);
+    if (ge_verbose)
+        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input,
+                img->width, img->height, img->channels, img->channels == 1 ? "" : "s",
+                8 * img->bytes_per_sample, d);
+    if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
+        snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+}
+
 /* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
-static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
+static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *buf)
 {
     img_image img;
     double t0 = ge_now();
@@ -439,6 +456,7 @@ static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
     j->t_begin = t0;
     if (img_load(j->input, &img))
         return 0;
+    note_decoder(c, j->input, &img);
     bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
     if (host_buf_reserve(buf, bytes)) {
         ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
@@ -514,11 +532,12 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         pthread_mutex_unlock(&c->pf_mu);
     }
     if (!queued)
-        return image_frame(j, ji, fr, buf);
+        return image_frame(c, j, ji, fr, buf);
     c->pf_outstanding--;
     t->state = 0;
     if (!t->ok)
         return 0;
+    note_decoder(c, j->input, &t->img);
     bytes = (size_t)t->img.width * t->img.height * t->img.channels * t->img.bytes_per_sample;
     ok = host_buf_reserve(buf, bytes) == 0;
     if (ok) {
@@ -561,6 +580,23 @@ static int is_jpeg_file(const char *path)
     if (f)
         fclose(f);
     return r;
+}
+
+/* Does this JPEG need turning upright (EXIF orientation 2..8, with
+ * --auto-orient)?  nvJPEG's frames stay on the GPU unturned, so such a
+ * file is decoded on the CPU, which applies it (image_in_jpeg.c).  The
+ * Exif segment comes before the image: the first 128 KiB hold it. */
+static int jpeg_needs_orient(const char *path)
+{
+    enum { HEAD = 128 << 10 };
+    unsigned char *b = malloc(HEAD);
+    FILE *f = b ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(b, 1, HEAD, f) : 0;
+    int o = n ? imgjpg_exif_orientation(b, n) : 1;
+    if (f)
+        fclose(f);
+    free(b);
+    return o != 1;
 }
 
 /* The engine calls it once the last kernel reading the planes finished. */
@@ -631,7 +667,7 @@ static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
             ge_note("%s: nvJPEG could not decode it (%s); decoded on the CPU", j->input,
                     s->pic.why);
         c->nvj_cpu++;
-        return image_frame(j, ji, fr, buf);
+        return image_frame(c, j, ji, fr, buf);
     }
     if (s->pic.hardware)
         c->nvj_hw++;
@@ -667,15 +703,15 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
     prefetch_more(c);
     for (;;) {
         if (sig_stopped()) {
-            vid_close(&c->vr);
+            vsrc_close(&c->vr);
             return 0;
         }
         if (c->vr) {
             job *j = &c->jobs[c->vr_job];
-            int r = vid_next(c->vr, fr, buf);
+            int r = vsrc_next(c->vr, fr, buf);
             if (r == 1) {
                 int64_t ts, dur;
-                vid_last_ts(c->vr, &ts, &dur);
+                vsrc_last_ts(c->vr, &ts, &dur);
                 fr->job = c->vr_job;
                 fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
                 fr->duration = dur;
@@ -687,7 +723,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             else if (r == 0 && j->decoded == 0) {
                 /* one line: vid_close adds no "decoding errors" notice
                  * for a file without frames, the count goes here */
-                long nerr = vid_corrupt_count(c->vr);
+                long nerr = vsrc_corrupt_count(c->vr);
                 if (nerr > 0)
                     ge_err(j->input, "no video frames decoded (%ld decoding error%s)", nerr,
                            nerr == 1 ? "" : "s");
@@ -695,7 +731,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
                     ge_err(j->input, "no video frames decoded");
                 j->src_failed = 1;
             }
-            vid_close(&c->vr);
+            vsrc_close(&c->vr);
             continue;
         }
         if (c->next_job >= c->njobs)
@@ -718,13 +754,13 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
         vo.device = c->o->device;
         j->t_begin = ge_now();
-        if (vid_open(j->input, &vo, &c->vr)) {
+        if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
             continue;
         }
         {
             vid_info vi;
-            vid_get_info(c->vr, &vi);
+            vsrc_get_info(c->vr, &vi);
             j->tb = vi.time_base;
             j->fps = vi.frame_rate;
             j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
@@ -1091,6 +1127,10 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* Decoders, before the first image is decoded (prefetch_more). */
+    img_set_auto_orient(!o->no_auto_orient);
+    /* (nvjpeg: the files nvJPEG cannot take come to the CPU: libjpeg-turbo) */
+    img_set_jpeg_decoder(o->jpeg_decoder == CLI_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO);
     /* PNG out: the level, and how many threads one image may spread over */
     png_set_defaults(o->png_level, o->threads);
 
@@ -1119,7 +1159,8 @@ int run_main(cli_opts *o)
             goto end;
         }
         for (int i = 0; i < c.njobs; i++)
-            c.jobs[i].nvj = !c.jobs[i].video_in && is_jpeg_file(c.jobs[i].input);
+            c.jobs[i].nvj = !c.jobs[i].video_in && is_jpeg_file(c.jobs[i].input) &&
+                            (o->no_auto_orient || !jpeg_needs_orient(c.jobs[i].input));
     }
 
     po.params = o->p;
@@ -1214,7 +1255,7 @@ int run_main(cli_opts *o)
      * the source for the end of the video it was reading: close it here,
      * the decode thread is joined (it left the input open and ~1 MB of
      * decoder state allocated until exit). */
-    vid_close(&c.vr);
+    vsrc_close(&c.vr);
 
     if (c.hist) {
         if (r == 0) {
@@ -1240,8 +1281,10 @@ int run_main(cli_opts *o)
     }
     if (o->report && write_report(&c, &rep))
         r = r ? r : -1;
-    if (o->cpu_ref_every)
+    if (o->cpu_ref_every) {
+        snprintf(chk.decoded_by, sizeof chk.decoded_by, "%s", c.decoded_by);
         chk_print(&chk, stderr);
+    }
     if (o->cpu_ref_every && c.nvj)
         /* SPEC §1.9: say whose pixels the exact checks started from */
         fprintf(stderr, "cpu-ref: pixels decoded by nvJPEG (hardware) for %ld JPEG%s, by nvJPEG "

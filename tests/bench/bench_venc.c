@@ -14,6 +14,10 @@
  *   -c  codecs (--codec names; default magicyuv,ffvhuff,ffv1,rawvideo)
  *   -f  container (default mkv; mp4 for libx264)
  *   -p  libx264 presets to try, comma-separated (with -c libx264)
+ *   -d  decode mode (issue 11, "Many decoders at once"): EDGES is any
+ *       video; it is decoded -r times with -t threads by one vid_reader
+ *       and by vsrc (segments on several decoders), alternately; prints
+ *       wall and CPU seconds of each and the ratio
  *
  * One line a configuration: CPU ms a frame (user + system, the whole
  * process: what a frame costs the machine whatever the load), wall fps
@@ -37,6 +41,7 @@
 #include "safeout.h"
 #include "util.h"
 #include "video_io.h"
+#include "vsource.h"
 
 static double now_s(void)
 {
@@ -62,7 +67,7 @@ typedef struct clip {
 static int load(const char *path, clip *c)
 {
     vid_reader *r = NULL;
-    vid_opts vo = {0, -1, 0, 0};
+    vid_opts vo = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int rc = -1, k;
@@ -135,15 +140,70 @@ end:
     return rc;
 }
 
+/* Decodes `path` to the end: through one vid_reader (seg 0) or vsrc. */
+static int decode_all(const char *path, int threads, int seg, long *frames, double *wall,
+                      double *cpu, int *nseg)
+{
+    vid_opts vo = {.max_frames = -1, .threads = threads};
+    host_buf buf = {0};
+    src_frame fr;
+    double t0 = now_s(), c0 = cpu_s();
+    int k;
+    *frames = 0;
+    *nseg = 1;
+    if (seg) {
+        vsrc *s = NULL;
+        if (vsrc_open(path, &vo, &s))
+            return -1;
+        *nseg = vsrc_segments(s);
+        while ((k = vsrc_next(s, &fr, &buf)) == 1)
+            ++*frames;
+        vsrc_close(&s);
+    } else {
+        vid_reader *r = NULL;
+        if (vid_open(path, &vo, &r))
+            return -1;
+        while ((k = vid_next(r, &fr, &buf)) == 1)
+            ++*frames;
+        vid_close(&r);
+    }
+    host_buf_free(&buf);
+    *wall = now_s() - t0;
+    *cpu = cpu_s() - c0;
+    return k < 0 ? -1 : 0;
+}
+
+static int decode_mode(const char *path, int threads, int rep)
+{
+    double w[2] = {0, 0}, c[2] = {0, 0};
+    long n = 0;
+    int nseg = 1;
+    for (int i = 0; i < rep; i++)
+        for (int seg = 0; seg < 2; seg++) {
+            double wt, ct;
+            if (decode_all(path, threads, seg, &n, &wt, &ct, seg ? &nseg : &(int){0}))
+                return 1;
+            w[seg] += wt;
+            c[seg] += ct;
+        }
+    printf("bench_venc -d: %s, %ld frames, threads %d, %d runs each\n", path, n, threads, rep);
+    printf("  one decoder:             %7.3f s wall %7.3f s cpu  %8.1f fps\n", w[0] / rep,
+           c[0] / rep, n * rep / w[0]);
+    printf("  %2d segments (vsource):   %7.3f s wall %7.3f s cpu  %8.1f fps  (x%.2f)\n",
+           nseg, w[1] / rep, c[1] / rep, n * rep / w[1], w[0] / w[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *codecs = "magicyuv,ffvhuff,ffv1,rawvideo", *ext = "mkv", *presets = NULL;
-    int threads = 0, rep = 2, opt;
+    int threads = 0, rep = 2, opt, dmode = 0;
     clip c = {0};
     char list[256], plist[256];
 
-    while ((opt = getopt(argc, argv, "t:r:c:f:p:")) != -1)
+    while ((opt = getopt(argc, argv, "t:r:c:f:p:d")) != -1)
         switch (opt) {
+        case 'd': dmode = 1; break;
         case 't': threads = atoi(optarg); break;
         case 'r': rep = atoi(optarg); break;
         case 'c': codecs = optarg; break;
@@ -157,6 +217,8 @@ int main(int argc, char **argv)
         return 2;
     if (threads <= 0)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (dmode)
+        return decode_mode(argv[optind], threads, rep);
     if (load(argv[optind], &c))
         return 1;
     printf("bench_venc: %s %dx%d, %ld frames x %d, threads 1 and %d\n", argv[optind], c.w,

@@ -1,0 +1,688 @@
+/*
+ * vsource.c — a video's segments decoded at once (see vsource.h).
+ *
+ * Why the frames equal a sequential decode's:
+ *   - Segment i covers the presentation times [start_i, start_i+1): a
+ *     keyframe's pts up to the next segment's keyframe pts.  A decoder
+ *     outputs frames in pts order, so segment i's decoder, reading on past
+ *     the next keyframe in decode order, has output every frame before
+ *     start_i+1 (leading B-frames of an open GOP included) by the time it
+ *     outputs the first frame at or after it, where it stops.
+ *   - Segment i+1's decoder seeks to its keyframe and drops whatever it
+ *     outputs before start_i+1 (leading pictures it cannot decode
+ *     properly).  From a keyframe on, a decoder's frames are the ones a
+ *     decode from the start gives (H.264/HEVC/VP9/AV1 define it exactly:
+ *     SPEC §1.9).  Its first frame must be the keyframe itself; when it is
+ *     not (a seek that landed past it), the segment is decoded again from
+ *     the file's start, dropping the frames before it: slower, still exact.
+ *   - Every packet must have a pts and no two the same (the scan checks);
+ *     best_effort_timestamp is then the pts, in a seek or not.
+ * --start T: segment 0 opens with T exactly as a sequential run does;
+ * the others start at keyframes after it.  --frames N: counted here, over
+ * the whole file; the last segment is open-ended, so frames the decoder
+ * drops (corrupt data) change nothing.
+ */
+#include "vsource.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libavformat/avformat.h>
+#include <libavutil/mathematics.h>
+
+#include "hwdec.h"
+#include "safeout.h"
+#include "util.h"
+
+/* Up to this many decoders a file. */
+#define VS_MAX_DECODERS 16
+/* No segment shorter than this (frames), and about 4 segments a decoder
+ * (load balance: segments differ in cost), but not more. */
+#define VS_MIN_SEG 24
+#define VS_SEGS_PER_DECODER 4
+/* Frames decoded ahead of their turn, all segments together (the segment
+ * being handed on may always hold VS_HEAD_QUEUE more). */
+#define VS_MEM_BUDGET ((size_t)1 << 30)
+#define VS_HEAD_QUEUE 4
+
+typedef struct vs_frame {
+    struct vs_frame *next;
+    src_frame fr;
+    host_buf buf;
+    size_t bytes;
+    int64_t ts, dur;
+} vs_frame;
+
+typedef struct vs_seg {
+    int64_t start, end; /* pts range [start, end) in stream ticks; end
+                           INT64_MAX for the last */
+    vs_frame *head, *tail;
+    int qn;
+    int done, failed;
+} vs_seg;
+
+struct vsrc {
+    char *path;
+    vid_opts o;
+    vid_info info;
+    vid_reader *plain;  /* not segmented: every call passes through */
+    vid_reader *first;  /* segment 0's reader, opened by vsrc_open */
+    int64_t s0;         /* the stream's start_time (ticks) */
+    int dec_threads;    /* libav threads of each decoder */
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    vs_seg *segs;
+    int nseg, ndec, next_seg, head;
+    pthread_t *th;
+    int nth;
+    vs_frame *free_list;
+    size_t buffered;
+    long corrupt;       /* decoding errors of closed readers */
+    int quit;
+
+    long delivered;
+    int64_t last_ts, last_dur;
+};
+
+// ---------------------------------------------------------------------------
+// Planning: a demux-only scan for the pts of every packet and the keyframes
+
+static int vs_interrupt(void *opaque)
+{
+    (void)opaque;
+    return sig_stop != 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* First index i of sorted v[n] with v[i] >= x. */
+static size_t lower(const int64_t *v, size_t n, int64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v[m] < x)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 1024;
+        int64_t *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* Does an H.264 packet hold an IDR slice (NAL type 5)?  A keyframe that
+ * is only a recovery point (x264's open GOP) carries reference-marking
+ * commands about pictures before it: decoded from there it logs errors a
+ * decode from the start does not, so segments start at IDRs only.  avcC
+ * (MP4, Matroska: length-prefixed NALs, nal_len bytes) or Annex B (start
+ * codes, nal_len 0). */
+static int h264_idr(const uint8_t *p, int n, int nal_len)
+{
+    if (nal_len > 0) {
+        for (int i = 0; i + nal_len < n;) {
+            uint32_t len = 0;
+            for (int k = 0; k < nal_len; k++)
+                len = len << 8 | p[i + k];
+            i += nal_len;
+            if ((p[i] & 0x1f) == 5)
+                return 1;
+            if (len > (uint32_t)(n - i))
+                break;
+            i += (int)len;
+        }
+        return 0;
+    }
+    for (int i = 0; i + 3 < n; i++)
+        if (p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 1 && (p[i + 3] & 0x1f) == 5)
+            return 1;
+    return 0;
+}
+
+/* Reads every packet of the best video stream (the one vid_open takes)
+ * without decoding.  0 with the segments planned in s (nseg >= 2), or -1:
+ * not segmentable (nothing printed: the file is then decoded in one go,
+ * and vid_open reports what is wrong with it). */
+static int plan(vsrc *s, int ndec)
+{
+    AVFormatContext *fc = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    int64_t *pts = NULL, *keys = NULL, ustart = INT64_MIN;
+    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit, target, cur;
+    char *url = NULL;
+    AVStream *st;
+    int idx, rc = -1, h264 = 0, nal_len = 0;
+
+    if (!pkt || asprintf(&url, "file:%s", s->path) < 0 || !(fc = avformat_alloc_context()))
+        goto end;
+    fc->interrupt_callback.callback = vs_interrupt;
+    if (avformat_open_input(&fc, url, NULL, NULL) < 0)
+        goto end; /* freed fc */
+    /* containers whose seeks land on the keyframe asked for (an index:
+     * MP4's sample tables, Matroska's cues); elsewhere (MPEG-TS seeks by
+     * bytes) a segment would often be decoded again from the start */
+    if (strncmp(fc->iformat->name, "mov,", 4) && strncmp(fc->iformat->name, "matroska", 8))
+        goto end;
+    if (avformat_find_stream_info(fc, NULL) < 0 ||
+        (idx = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) < 0)
+        goto end;
+    for (unsigned i = 0; i < fc->nb_streams; i++)
+        if ((int)i != idx)
+            fc->streams[i]->discard = AVDISCARD_ALL;
+    st = fc->streams[idx];
+    s->s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    h264 = st->codecpar->codec_id == AV_CODEC_ID_H264;
+    if (h264 && st->codecpar->extradata_size >= 5 && st->codecpar->extradata[0] == 1)
+        nal_len = (st->codecpar->extradata[4] & 3) + 1;
+    for (;;) {
+        int ret = av_read_frame(fc, pkt);
+        if (ret == AVERROR_EOF)
+            break;
+        if (ret < 0)
+            goto end; /* a read error: let the decoder meet it in order */
+        if (pkt->stream_index == idx && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
+            /* keys: the keyframes' positions in decode order */
+            if (pkt->pts == AV_NOPTS_VALUE || push(&pts, &npts, &cpts, pkt->pts) ||
+                ((pkt->flags & AV_PKT_FLAG_KEY) &&
+                 (!h264 || h264_idr(pkt->data, pkt->size, nal_len)) &&
+                 push(&keys, &nkeys, &ckeys, (int64_t)npts - 1))) {
+                av_packet_unref(pkt);
+                goto end;
+            }
+        }
+        av_packet_unref(pkt);
+    }
+    if (npts < 2 * VS_MIN_SEG || nkeys < 2)
+        goto end;
+    /* A clean cut: every packet before the keyframe in decode order shows
+     * before it, every one after it shows after it (no leading pictures of
+     * an open GOP, nothing held back across it).  Only those keyframes
+     * start segments: a segment is then exactly a run of packets, and its
+     * decoder needs nothing before its keyframe.  keys[] becomes their
+     * pts. */
+    {
+        int64_t *sufmin = malloc(npts * sizeof *sufmin), premax = INT64_MIN;
+        size_t nk = 0, k = 0;
+        if (!sufmin)
+            goto end;
+        sufmin[npts - 1] = INT64_MAX;
+        for (size_t i = npts - 1; i > 0; i--)
+            sufmin[i - 1] = pts[i] < sufmin[i] ? pts[i] : sufmin[i];
+        for (size_t i = 0; i < npts; i++) {
+            if (k < nkeys && (size_t)keys[k] == i) {
+                if (premax < pts[i] && pts[i] < sufmin[i])
+                    keys[nk++] = pts[i];
+                k++;
+            }
+            if (pts[i] > premax)
+                premax = pts[i];
+        }
+        free(sufmin);
+        nkeys = nk;
+    }
+    if (nkeys < 2)
+        goto end;
+    qsort(pts, npts, sizeof *pts, cmp_i64);
+    qsort(keys, nkeys, sizeof *keys, cmp_i64);
+    for (size_t i = 1; i < npts; i++)
+        if (pts[i] == pts[i - 1])
+            goto end; /* two frames at one time: their order is the decoder's */
+
+    /* the frames the run delivers: from --start (the reader's own rule),
+     * at most --frames of them */
+    if (s->o.start > 0)
+        ustart = s->s0 + av_rescale_q(llrint(s->o.start * AV_TIME_BASE), AV_TIME_BASE_Q,
+                                      st->time_base);
+    first = ustart == INT64_MIN ? 0 : lower(pts, npts, ustart);
+    limit = npts - first;
+    if (s->o.max_frames >= 0 && (size_t)s->o.max_frames < limit)
+        limit = (size_t)s->o.max_frames;
+    if (limit < 2 * VS_MIN_SEG)
+        goto end;
+    target = limit / ((size_t)ndec * VS_SEGS_PER_DECODER);
+    if (target < VS_MIN_SEG)
+        target = VS_MIN_SEG;
+
+    s->segs = calloc(limit / VS_MIN_SEG + 2, sizeof *s->segs);
+    if (!s->segs)
+        goto end;
+    s->nseg = 1;
+    s->segs[0].start = ustart; /* INT64_MIN: from the start */
+    cur = first;
+    for (size_t k = 0; k < nkeys; k++) {
+        size_t at = lower(pts, npts, keys[k]);
+        /* a keyframe inside the delivered range, far enough from the
+         * segment before and from the end of the range */
+        if (at <= first || at >= first + limit || at - cur < target ||
+            first + limit - at < VS_MIN_SEG)
+            continue;
+        s->segs[s->nseg - 1].end = keys[k];
+        s->segs[s->nseg].start = keys[k];
+        s->nseg++;
+        cur = at;
+    }
+    s->segs[s->nseg - 1].end = INT64_MAX;
+    if (s->nseg >= 2)
+        rc = 0;
+end:
+    if (rc) {
+        free(s->segs);
+        s->segs = NULL;
+        s->nseg = 0;
+    }
+    avformat_close_input(&fc);
+    av_packet_free(&pkt);
+    free(pts);
+    free(keys);
+    free(url);
+    return rc;
+}
+
+/* vid_opts.start for a segment beginning at tick `ts`: the seconds whose
+ * conversion in vid_open (s0 + rescale(llrint(start * 1e6))) gives ts
+ * exactly, so that the reader seeks to that keyframe; when no
+ * microsecond does (ticks finer than 1 us), the last one before it (the
+ * seek may then land a keyframe early: more decoding, same frames). */
+static double seg_seconds(const vsrc *s, int64_t ts)
+{
+    AVRational tb = s->info.time_base;
+    int64_t us0 = av_rescale_q(ts - s->s0, tb, AV_TIME_BASE_Q), best = INT64_MIN;
+    for (int64_t us = us0 - 3; us <= us0 + 3; us++) {
+        int64_t t = s->s0 + av_rescale_q(us, AV_TIME_BASE_Q, tb);
+        if (t == ts && us > 0)
+            return (double)us / AV_TIME_BASE;
+        if (t < ts && us > best)
+            best = us;
+    }
+    return best > 0 ? (double)best / AV_TIME_BASE : 0;
+}
+
+// ---------------------------------------------------------------------------
+// Decoder threads
+
+static vs_frame *frame_get(vsrc *s)
+{
+    vs_frame *f = s->free_list;
+    if (f) {
+        s->free_list = f->next;
+        f->next = NULL;
+        return f;
+    }
+    return calloc(1, sizeof *f);
+}
+
+static void frame_put(vsrc *s, vs_frame *f)
+{
+    f->next = s->free_list;
+    s->free_list = f;
+}
+
+/* May segment i's decoder decode one more frame?  (under mu) */
+static int may_decode(const vsrc *s, int i)
+{
+    if (i == s->head)
+        return s->segs[i].qn < VS_HEAD_QUEUE;
+    return s->buffered < VS_MEM_BUDGET;
+}
+
+static void close_reader(vsrc *s, vid_reader **r)
+{
+    long n = vid_corrupt_count(*r);
+    vid_close(r);
+    pthread_mutex_lock(&s->mu);
+    s->corrupt += n;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Decodes segment i into its queue.  0, or -1 (the file failed: a
+ * message was printed, or sig_stop is set). */
+static int decode_seg(vsrc *s, int i)
+{
+    vs_seg *g = &s->segs[i];
+    vid_opts vo = s->o;
+    vid_reader *r = NULL;
+    int retried = 0, first = 1, rc = 0;
+    int64_t pushed = INT64_MIN; /* pts of the last frame queued */
+
+    vo.max_frames = -1; /* counted in vsrc_next */
+    vo.threads = s->dec_threads;
+    if (i == 0) {
+        pthread_mutex_lock(&s->mu);
+        r = s->first;
+        s->first = NULL;
+        pthread_mutex_unlock(&s->mu);
+    } else {
+        vo.start = seg_seconds(s, g->start);
+        if (vid_open(s->path, &vo, &r))
+            return -1;
+    }
+    for (;;) {
+        vs_frame *f;
+        int k;
+        int quit;
+        pthread_mutex_lock(&s->mu);
+        while (!s->quit && !may_decode(s, i))
+            pthread_cond_wait(&s->cv, &s->mu);
+        quit = s->quit;
+        f = quit ? NULL : frame_get(s);
+        pthread_mutex_unlock(&s->mu);
+        if (!f) {
+            rc = quit ? 0 : -1;
+            if (!quit)
+                ge_err(s->path, "cannot decode video: %s", strerror(ENOMEM));
+            break;
+        }
+        src_frame_host(&f->fr);
+        k = vid_next(r, &f->fr, &f->buf);
+        if (k == 1) {
+            vid_last_ts(r, &f->ts, &f->dur);
+            if (i > 0 && f->ts != AV_NOPTS_VALUE &&
+                (f->ts < g->start || (pushed != INT64_MIN && f->ts <= pushed)))
+                k = 2; /* a leading picture (segment i-1's), or, after a
+                          restart, a frame already queued */
+            else if (i > 0 && first && f->ts != g->start && !retried)
+                k = 3; /* the seek did not land on the keyframe */
+            else if (f->ts != AV_NOPTS_VALUE && f->ts >= g->end)
+                k = 0; /* segment i+1's first frame: done */
+        } else if (k == 0 && i > 0 && !retried && (first || g->end != INT64_MAX)) {
+            k = 3; /* the file ended before the segment did: a bad seek */
+        }
+        if (k == 3) {
+            /* decode this segment again from the start (the run's --start),
+             * dropping what comes before it: slower, still exact */
+            if (ge_verbose)
+                ge_note("%s: segment %d: the seek missed its keyframe; decoding it "
+                        "from the start", s->path, i);
+            close_reader(s, &r);
+            vo.start = s->o.start;
+            retried = 1;
+            if (vid_open(s->path, &vo, &r)) {
+                rc = -1;
+                k = -2;
+            } else {
+                k = 2;
+            }
+        }
+        pthread_mutex_lock(&s->mu);
+        if (k == 1) {
+            f->bytes = f->fr.f.stride * (size_t)f->fr.f.height;
+            s->buffered += f->bytes;
+            if (g->tail)
+                g->tail->next = f;
+            else
+                g->head = f;
+            g->tail = f;
+            g->qn++;
+            first = 0;
+            pushed = f->ts;
+            pthread_cond_broadcast(&s->cv);
+        } else {
+            if (k != -1)
+                src_frame_release(&f->fr); /* a dropped device surface */
+            frame_put(s, f);
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (k == 0 || k < 0) {
+            if (k == -1)
+                rc = -1;
+            break;
+        }
+    }
+    if (r)
+        close_reader(s, &r);
+    return rc;
+}
+
+static void *worker(void *arg)
+{
+    vsrc *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->quit && s->next_seg < s->nseg) {
+        int i = s->next_seg++, rc;
+        pthread_mutex_unlock(&s->mu);
+        rc = decode_seg(s, i);
+        pthread_mutex_lock(&s->mu);
+        s->segs[i].done = 1;
+        s->segs[i].failed = rc < 0;
+        pthread_cond_broadcast(&s->cv);
+        if (rc < 0)
+            break; /* the file failed there: nothing after it is handed on */
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+// ---------------------------------------------------------------------------
+
+int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
+{
+    vsrc *s = calloc(1, sizeof *s);
+    vid_opts vo = *o;
+    struct stat sb;
+    long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
+
+    *out = NULL;
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        return -1;
+    }
+    s->o = *o;
+    s->last_ts = AV_NOPTS_VALUE;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    /* The file opens as it always did (the messages are vid_open's; it
+     * also sets up libav's logging before the scan below reads anything). */
+    if (vid_open(path, &vo, &s->plain)) {
+        vsrc_close(&s);
+        return -1;
+    }
+    vid_get_info(s->plain, &s->info);
+    /* host frames from a regular file, two decoders or more: segments,
+     * each decoder with its share of the threads.  Not with NVDEC yet:
+     * a segment decoded ahead would hold its session's surfaces until its
+     * turn, and a hwaccel whose pool runs dry fails the frame (the plan
+     * for it: notes/vsource.md, "How a hardware decoder plugs in"). */
+    if (ndec >= 2 && o->hwdec == VID_HWDEC_NONE && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && plan(s, ndec) == 0) {
+        s->ndec = s->nseg < ndec ? s->nseg : ndec;
+        s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
+        vo.threads = s->dec_threads;
+        vo.max_frames = -1;
+        vid_close(&s->plain);
+        if (vid_open(path, &vo, &s->first)) {
+            vsrc_close(&s);
+            return -1;
+        }
+    }
+    if (s->nseg) {
+        s->th = calloc((size_t)s->ndec, sizeof *s->th);
+        if (!s->th) {
+            ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+            vsrc_close(&s);
+            return -1;
+        }
+        for (int i = 0; i < s->ndec; i++)
+            if (pthread_create(&s->th[s->nth], NULL, worker, s) == 0)
+                s->nth++;
+        if (s->nth == 0) {
+            ge_err(path, "cannot start the decoder threads");
+            vsrc_close(&s);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %d segments on %d decoders of %d thread%s", path, s->nseg, s->nth,
+                    s->dec_threads, s->dec_threads == 1 ? "" : "s");
+    }
+    *out = s;
+    return 0;
+}
+
+int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
+{
+    vs_frame *f = NULL;
+    int rc;
+
+    if (s->plain) {
+        rc = vid_next(s->plain, fr, buf);
+        if (rc == 1)
+            vid_last_ts(s->plain, &s->last_ts, &s->last_dur);
+        return rc;
+    }
+    if (s->o.max_frames >= 0 && s->delivered >= s->o.max_frames)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        vs_seg *g;
+        if (s->head >= s->nseg) {
+            rc = 0;
+            break;
+        }
+        g = &s->segs[s->head];
+        if (g->qn > 0) {
+            f = g->head;
+            g->head = f->next;
+            if (!g->head)
+                g->tail = NULL;
+            g->qn--;
+            s->buffered -= f->bytes;
+            pthread_cond_broadcast(&s->cv);
+            rc = 1;
+            break;
+        }
+        if (g->done) {
+            if (g->failed) {
+                rc = -1;
+                break;
+            }
+            s->head++;
+            pthread_cond_broadcast(&s->cv); /* a new head may decode on */
+            continue;
+        }
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != 1)
+        return rc;
+    if (f->fr.on_device) {
+        /* a hardware decoder's surface (SPEC §4): handed on as it is, its
+         * release goes with it */
+        *fr = f->fr;
+        src_frame_host(&f->fr);
+        fr->index = s->delivered++;
+        s->last_ts = f->ts;
+        s->last_dur = f->dur;
+    } else if (host_buf_reserve(buf, f->bytes ? f->bytes : 1)) {
+        /* (host frames go into the engine's buffer, which may be pinned:
+         * one copy) */
+        ge_err(s->path, "cannot decode video: %s", strerror(ENOMEM));
+        rc = -1;
+    } else {
+        memcpy(buf->p, f->buf.p, f->bytes);
+        *fr = f->fr;
+        fr->f.data = buf->p;
+        fr->index = s->delivered++;
+        s->last_ts = f->ts;
+        s->last_dur = f->dur;
+    }
+    pthread_mutex_lock(&s->mu);
+    frame_put(s, f);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+void vsrc_close(vsrc **ps)
+{
+    vsrc *s;
+    if (!ps || !*ps)
+        return;
+    s = *ps;
+    *ps = NULL;
+    pthread_mutex_lock(&s->mu);
+    s->quit = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->nth; i++)
+        pthread_join(s->th[i], NULL);
+    vid_close(&s->plain);
+    vid_close(&s->first);
+    for (int i = 0; i < s->nseg; i++)
+        for (vs_frame *f = s->segs[i].head, *n; f; f = n) {
+            n = f->next;
+            src_frame_release(&f->fr); /* an undelivered device surface */
+            host_buf_free(&f->buf);
+            free(f);
+        }
+    for (vs_frame *f = s->free_list, *n; f; f = n) {
+        n = f->next;
+        host_buf_free(&f->buf);
+        free(f);
+    }
+    free(s->segs);
+    free(s->th);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s->path);
+    free(s);
+}
+
+void vsrc_get_info(const vsrc *s, vid_info *info)
+{
+    *info = s->info;
+}
+
+void vsrc_last_ts(const vsrc *s, int64_t *pts, int64_t *duration)
+{
+    if (pts)
+        *pts = s->last_ts;
+    if (duration)
+        *duration = s->last_dur;
+}
+
+long vsrc_corrupt_count(const vsrc *s)
+{
+    long n;
+    if (!s)
+        return 0;
+    if (s->plain)
+        return vid_corrupt_count(s->plain);
+    pthread_mutex_lock((pthread_mutex_t *)&s->mu);
+    n = s->corrupt;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->mu);
+    return n;
+}
+
+int vsrc_segments(const vsrc *s)
+{
+    return s && s->nseg ? s->nseg : 1;
+}
+
+int vsrc_decoders(const vsrc *s)
+{
+    return s && s->nseg ? s->nth : 1;
+}

@@ -1,0 +1,48 @@
+/*
+ * vsource.h — one video decoded by several decoders at once (issue 11,
+ * "Many decoders at once"), over the public vid_* API (video_io.h).
+ *
+ * A long file is cut at keyframes into segments; K decoder threads each
+ * decode a different segment (vid_open seeking to the segment's keyframe,
+ * stopping at the next segment's first frame), and vsrc_next hands the
+ * frames on in order, segment after segment: the frames, timestamps and
+ * durations a single vid_reader gives, so an output's bytes equal a
+ * sequential run's.  /work/notes/vsource.md explains the design and how a
+ * hardware decoder (NVDEC) would be one of the K.
+ *
+ * When it segments: a regular seekable file (not "-", not a URL), host
+ * frames, K >= 2 (from vid_opts.threads: one decoder a thread, at most
+ * VS_MAX_DECODERS), and a demux-only scan that finds every packet of the
+ * stream with a pts, no two equal, and keyframes far enough apart to give
+ * at least two segments of VS_MIN_SEG frames.  Anything else: one
+ * vid_reader, exactly as before (vsrc_* then pass straight through).
+ * Decoded frames wait for their turn in memory, at most VS_MEM_BUDGET
+ * bytes of them (the segment being handed on always proceeds).
+ */
+#ifndef GPUEDGE_VSOURCE_H
+#define GPUEDGE_VSOURCE_H
+
+#include <stdint.h>
+
+#include "frames.h"
+#include "video_io.h"
+
+typedef struct vsrc vsrc;
+
+/* Opens `path` as vid_open does (same messages, same failures); plans
+ * the segments.  0, or -1 (message printed, *out NULL). */
+int vsrc_open(const char *path, const vid_opts *o, vsrc **out);
+/* vid_next's contract: 1 a frame (fr->index counts the file's frames
+ * from 0), 0 the end, -1 failed (message printed; none on sig_stop). */
+int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf);
+/* Joins the decoders, frees everything.  NULL-safe; *s = NULL. */
+void vsrc_close(vsrc **s);
+
+void vsrc_get_info(const vsrc *s, vid_info *info);
+void vsrc_last_ts(const vsrc *s, int64_t *pts, int64_t *duration);
+long vsrc_corrupt_count(const vsrc *s);
+/* Segments planned (1: not segmented) and decoders running them. */
+int vsrc_segments(const vsrc *s);
+int vsrc_decoders(const vsrc *s);
+
+#endif

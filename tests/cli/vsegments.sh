@@ -1,0 +1,118 @@
+#!/bin/sh
+# One video decoded in segments at once (issue 11, src/vsource.c): with
+# --threads 2 and more a long file is cut at keyframes and its segments are
+# decoded by several decoders; the frames are put back in order.  The
+# output must be byte for byte the sequential run's (--threads 1: one
+# decoder; the .mkv encoder's bytes do not depend on --threads), with
+# B-frames, open GOPs, variable frame rate, MP4 edit lists, --start inside a
+# GOP, --frames ending inside a segment, and the last frame; --hist shows the
+# frame numbers and pts are the sequential ones too.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
+    skip "vsegments: ffmpeg/ffprobe not installed (Debian package ffmpeg)"
+    finish
+fi
+
+G="--backend=cpu"
+mk() { ffmpeg -nostdin -hide_banner -v error -y "$@" </dev/null >/dev/null 2>"$T/ff.err"; }
+add() { why="${why:+$why; }$*"; }
+check() { if [ -z "$2" ]; then ok "$1"; else not_ok "$1: $2"; show_err; fi; }
+nframes() {
+    ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames \
+        -of default=nw=1:nk=1 "$1" 2>/dev/null
+}
+
+# 300 frames, a keyframe every 12, B-frames; VFR (3 of every 5 frames kept)
+SEL="select='lt(mod(n\\,5)\\,3)'"
+mk -f lavfi -i mandelbrot=size=96x64:rate=30 -frames:v 300 -vf "$SEL" -vsync vfr \
+    -c:v libx264 -preset ultrafast -bf 2 -g 12 -pix_fmt yuv420p vfr.mkv &&
+    mk -f lavfi -i testsrc2=size=128x72:rate=25 -frames:v 300 -c:v libx264 -preset veryfast \
+        -bf 3 -g 25 -keyint_min 5 -x264-params open-gop=1 -pix_fmt yuv420p open.mp4 &&
+    mk -f lavfi -i testsrc2=size=128x72:rate=25 -frames:v 300 -c:v libx264 -preset veryfast \
+        -bf 3 -g 25 -keyint_min 5 -pix_fmt yuv420p closed.mp4 &&
+    mk -f lavfi -i testsrc2=size=64x48:rate=24 -frames:v 200 -c:v mpeg4 -g 20 -bf 2 mp4v.avi ||
+    { not_ok "cannot make the test clips: $(head -n 1 "$T/ff.err")"; finish; }
+
+# run NAME SEG CLIP ARGS...: --threads 1 (reference) vs 2, 3 and 4
+# (segmented when SEG is 1: -v must say so; else one decoder), .mkv and
+# --hist byte for byte
+run() {
+    name=$1 seg=$2 clip=$3
+    shift 3
+    why=
+    ge $G -q --threads 1 --hist ref.csv "$@" "$clip" ref.mkv
+    [ "$RC" -eq 0 ] || add "--threads 1: exit $RC"
+    nref=$(nframes ref.mkv)
+    for n in 2 3 4; do
+        ge $G -v -y --threads $n --hist seg.csv "$@" "$clip" seg.mkv
+        [ "$RC" -eq 0 ] || add "--threads $n: exit $RC"
+        if [ "$seg" = 1 ]; then
+            grep -q "segments on [0-9]* decoders" "$ERR" || add "--threads $n: not segmented"
+        else
+            grep -q "segments on" "$ERR" && add "--threads $n: segmented"
+        fi
+        cmp -s ref.mkv seg.mkv || add "--threads $n: other bytes ($(nframes seg.mkv) frames, want $nref)"
+        cmp -s ref.csv seg.csv || add "--threads $n: other --hist rows"
+    done
+    if [ "$seg" = 1 ]; then
+        check "$name: $nref frames, --threads 2/3/4 in segments == --threads 1, bytes and --hist" "$why"
+    else
+        check "$name: $nref frames, not segmented, --threads 2/3/4 == --threads 1" "$why"
+    fi
+    rm -f ref.mkv seg.mkv ref.csv seg.csv
+}
+
+run "VFR H.264 mkv, B-frames, GOP 12, every frame" 1 vfr.mkv
+run "VFR H.264 mkv, --start 1.9 (inside a GOP)" 1 vfr.mkv --start 1.9
+run "VFR H.264 mkv, --frames 97 (ends inside a segment)" 1 vfr.mkv --frames 97
+run "VFR H.264 mkv, --start 0.5 --frames 130" 1 vfr.mkv --start 0.5 --frames 130
+run "open-GOP H.264 mp4 (edit list, B-pyramid), one IDR" 0 open.mp4
+run "open-GOP H.264 mp4, --start 3.3 --frames 150" 0 open.mp4 --start 3.3 --frames 150
+run "closed-GOP H.264 mp4 (edit list, B-pyramid), every frame" 1 closed.mp4
+run "closed-GOP H.264 mp4, --start 3.3 --frames 150" 1 closed.mp4 --start 3.3 --frames 150
+# AVI keeps no pts (only the decode order), MPEG-TS seeks by bytes (a
+# segment's seek would miss its keyframe), x264's open GOPs have recovery
+# points but one IDR: one decoder
+run "MPEG-4 Part 2 avi with B-frames (no pts)" 0 mp4v.avi
+mk -i vfr.mkv -c copy vfr.ts
+run "MPEG-TS, --start 2 --frames 60" 0 vfr.ts --start 2 --frames 60
+
+# HEVC (B-frames, closed GOPs) in Matroska and VP9 (hidden frames) in WebM,
+# where this ffmpeg has the encoders
+if mk -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 150 -c:v libx265 -preset ultrafast \
+    -x265-params keyint=15:min-keyint=15:bframes=2:open-gop=0:log-level=error -pix_fmt yuv420p hevc.mkv; then
+    run "HEVC mkv, B-frames, --start 0.9" 1 hevc.mkv --start 0.9
+else
+    skip "HEVC: no libx265 encoder"
+fi
+if mk -f lavfi -i testsrc2=size=96x64:rate=25 -frames:v 150 -c:v libvpx-vp9 -g 15 \
+    -deadline realtime -cpu-used 8 vp9.webm; then
+    run "VP9 webm, every frame" 1 vp9.webm
+else
+    skip "VP9: no libvpx-vp9 encoder"
+fi
+
+# the last frame: every frame of the input, the last timestamp kept
+ge $G -q --threads 4 vfr.mkv all.mkv
+why=
+[ "$RC" -eq 0 ] || add "exit $RC"
+[ "$(nframes all.mkv)" = "$(nframes vfr.mkv)" ] || add "$(nframes all.mkv) frames, input $(nframes vfr.mkv)"
+last_in=$(ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 vfr.mkv |
+    sed 's/,*$//' | grep . | tail -n 1)
+last_out=$(ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 all.mkv |
+    sed 's/,*$//' | grep . | tail -n 1)
+[ -n "$last_in" ] && [ "$last_in" = "$last_out" ] || add "last pts $last_out, input $last_in"
+check "segmented: every frame to the last (pts $last_in)" "$why"
+
+# a short clip, stdin, --threads 1: not segmented (one decoder, as before)
+mk -f lavfi -i testsrc2=size=64x48:rate=10 -frames:v 20 -c:v libx264 -g 5 short.mp4
+ge $G -v --threads 4 short.mp4 s.mkv
+{ [ "$RC" -eq 0 ] && ! grep -q "segments on" "$ERR"; } && ok "20 frames: one decoder" ||
+    not_ok "20 frames: exit $RC or segmented"
+"$GPUEDGE" $G -v --threads 4 - s2.mkv <vfr.mkv >"$OUT" 2>"$ERR"
+RC=$?
+{ [ "$RC" -eq 0 ] && ! grep -q "segments on" "$ERR"; } && ok "stdin: one decoder" ||
+    not_ok "stdin: exit $RC or segmented"
+no_stray_files "$W" && ok "no temp or partial file" || not_ok "$WHY"
+finish
