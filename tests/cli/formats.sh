@@ -373,23 +373,32 @@ if [ -z "$PY" ]; then
 elif ! dir=$(sh "$ROOT/tests/data/fetch_webp.sh" 2>"$T/fetch.err"); then
     skip "real WebP photos: $(head -n 1 "$T/fetch.err")"
 else
+    # vnc-d (256x256): edge map == the edge map of Pillow's pixels as PNG;
+    # both: gpuedge decodes it at Pillow's size, and the pixels are
+    # Pillow's (libwebp's) exactly, which makes every edge map equal too
+    # (cheaper than a 4096x4096 PNG round trip on CI's 2 cores)
     for f in vnc-d.webp symbolic-l.webp; do
         if [ ! -f "$dir/$f" ]; then
             skip "real WebP $f: not in the package"
             continue
         fi
-        "$PY" -c 'import sys; from PIL import Image; Image.open(sys.argv[1]).save(sys.argv[2])' \
-            "$dir/$f" pil.png
         ge $G "$dir/$f" a.pgm
         r1=$RC
-        ge $G pil.png b.pgm
         size=$("$PY" -c 'import sys; from PIL import Image; print("%d %d" % Image.open(sys.argv[1]).size)' "$dir/$f")
-        if [ "$r1" -eq 0 ] && [ "$RC" -eq 0 ] && [ "$(sed -n 2p a.pgm)" = "$size" ] && cmp -s a.pgm b.pgm; then
-            ok "real WebP $f ($size): Pillow's size, edge map of Pillow's pixels"
+        if [ "$r1" -eq 0 ] && [ "$(sed -n 2p a.pgm)" = "$size" ]; then
+            ok "real WebP $f: decodes at Pillow's size ($size)"
         else
-            not_ok "real WebP $f: exit $r1/$RC, size '$(sed -n 2p a.pgm)' vs Pillow '$size', maps $(cmp -s a.pgm b.pgm && echo equal || echo differ)"
+            not_ok "real WebP $f: exit $r1, size '$(sed -n 2p a.pgm)' vs Pillow '$size'"
+            show_err
         fi
-        if [ -x "$DUMP" ] && [ "$f" = vnc-d.webp ]; then
+        if [ "$f" = vnc-d.webp ]; then
+            "$PY" -c 'import sys; from PIL import Image; Image.open(sys.argv[1]).save(sys.argv[2])' \
+                "$dir/$f" pil.png
+            ge $G pil.png b.pgm
+            [ "$RC" -eq 0 ] && cmp -s a.pgm b.pgm && ok "real WebP $f: edge map of Pillow's pixels" ||
+                not_ok "real WebP $f: edge map differs from Pillow's pixels' (exit $RC)"
+        fi
+        if [ -x "$DUMP" ]; then
             "$DUMP" --dump "$dir/$f" got.raw
             "$PY" - got.raw "$dir/$f" <<'EOF' >"$T/cmp.out" 2>&1
 import sys
@@ -399,7 +408,10 @@ hdr, body = open(sys.argv[1], "rb").read().split(b"\n", 1)
 w, h, c, b = map(int, hdr.split())
 ref = np.asarray(Image.open(sys.argv[2]))
 got = np.frombuffer(body, np.uint8).reshape(h, w, c)
-print("ok" if got.shape == ref.shape and np.array_equal(got, ref) else "differ")
+d = np.abs(got.astype(int) - ref.astype(int)) if got.shape == ref.shape else None
+print("ok" if d is not None and not d.any() else
+      "shape %s vs %s" % (got.shape, ref.shape) if d is None else
+      "%d samples differ, max %d" % ((d > 0).sum(), d.max()))
 EOF
             [ "$(cat "$T/cmp.out")" = ok ] && ok "real WebP $f: the same pixels as Pillow (libwebp)" ||
                 not_ok "real WebP $f: pixels differ from Pillow's: $(cat "$T/cmp.out")"
