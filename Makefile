@@ -6,6 +6,8 @@
 #   make demo       install, build, and run gpuedge on a sample
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
 #   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
+#   make bench-data the real photos and footage for make bench (fetched, not
+#                   committed); make bench-real runs only those steps
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
 #                   FUZZ_SECONDS (default 60); see README.md "Reliability"
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
@@ -82,7 +84,7 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all test check bench bench-cpu demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all test check bench bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG)
 
@@ -137,6 +139,19 @@ gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
 bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
 	@sh tests/bench/run
+
+# The real-data media (photos, footage, a static ffmpeg) into build/realdata
+# (REALDATA=DIR to move it), then its two steps alone (tests/bench/REALDATA.md)
+# FFmpeg's libraries only (not libgpuedge.a): no CUDA build for the media
+tests/bin/bench_mkclip: tests/bench/bench_mkclip.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
+bench-data: tests/bin/bench_mkclip
+	@BENCH_MKCLIP=tests/bin/bench_mkclip sh tests/bench/fetch_realdata.sh $(REALDATA)
+
+bench-real: gpuedge
+	@sh tests/bench/run photos videoreal
 
 # CPU backend against OpenCV and FFmpeg on this machine's cores (ratios)
 bench-cpu: gpuedge
