@@ -47,7 +47,7 @@ int imgav_is_image_ext(const char *ext);
 
 enum imgav_out { IMGAV_OUT_TIFF, IMGAV_OUT_WEBP };
 
-/* Encodes an 8-bit grey plane losslessly (TIFF: grey8, deflate; WebP:
+/* Encodes an 8-bit grey plane losslessly (TIFF: grey8, LZW; WebP:
  * libwebp lossless) in memory and writes it through the checked writer.
  * Returns 0, or -1 with the error recorded in `out` (so_fail). */
 int imgav_write(so_file *out, enum imgav_out kind, const uint8_t *grey,

@@ -364,6 +364,23 @@ static void round_trip(const rt_case *t)
         CHECK(bad < 0, name, "%d of %d bytes decoded to other pixels", bad, n);
         img_free(&img);
     }
+    /* the header's size without decoding (--backend=auto sizes runs by it) */
+    {
+        char path[] = "/tmp/test_image_av.XXXXXX";
+        int fd = mkstemp(path), pw = 0, ph = 0, r = -1;
+        if (fd >= 0) {
+            if (write(fd, file, (size_t)n) == n)
+                r = img_probe_size(path, &pw, &ph);
+            close(fd);
+            unlink(path);
+        }
+        if (!strcmp(t->enc, "tiff") || !strcmp(t->enc, "qoi") || !strcmp(t->enc, "libwebp") ||
+            !strcmp(t->enc, "jpeg2000") || !strcmp(t->enc, "exr") || !strcmp(t->enc, "sgi") ||
+            !strcmp(t->enc, "pcx") || !strcmp(t->enc, "sunrast") || !strcmp(t->enc, "xwd")) {
+            snprintf(name, sizeof name, "%s: img_probe_size reads the header's size", t->label);
+            CHECK(r == 1 && pw == w && ph == h, name, "r=%d %dx%d", r, pw, ph);
+        }
+    }
     /* a decode limit below the image: refused before decoding it */
     img_set_decode_limit((size_t)w * h);
     snprintf(name, sizeof name, "%s: refused over the decode limit", t->label);
