@@ -433,16 +433,21 @@ static const char *job_name_cb(void *ctx, int j)
 
 /* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
  * line lists them (SPEC §1.9).  Source thread only. */
-static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+static void note_decoder_name(run_ctx *c, const char *input, int w, int h, int channels,
+                              int bps, const char *d)
 {
-    const char *d = img->decoder ? img->decoder : "?";
     size_t n = strlen(c->decoded_by);
     if (ge_verbose)
-        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input,
-                img->width, img->height, img->channels, img->channels == 1 ? "" : "s",
-                8 * img->bytes_per_sample, d);
+        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input, w, h, channels,
+                channels == 1 ? "" : "s", 8 * bps, d);
     if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
         snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+}
+
+static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+{
+    note_decoder_name(c, input, img->width, img->height, img->channels, img->bytes_per_sample,
+                      img->decoder ? img->decoder : "?");
 }
 
 /* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
@@ -671,6 +676,8 @@ static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         c->nvj_hw++;
     else
         c->nvj_hybrid++;
+    note_decoder_name(c, j->input, s->pic.width, s->pic.height, s->pic.channels, 1,
+                      s->pic.hardware ? "nvJPEG (hardware)" : "nvJPEG (GPU hybrid)");
     memset(&fr->f, 0, sizeof fr->f);
     fr->f.width = s->pic.width;
     fr->f.height = s->pic.height;
