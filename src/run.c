@@ -2,6 +2,7 @@
  * run.c — jobs, the image source and sink, and the run itself.
  */
 #include "run.h"
+#include "image_av.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -124,7 +125,8 @@ static int add_job(run_ctx *c, const char *input, const char *output)
     return 0;
 }
 
-/* Extensions a directory expands to (what stb_image reads). */
+/* Extensions a directory expands to (what stb_image reads, image_av's
+ * formats, videos). */
 static int is_media_name(const char *name)
 {
     static const char *const ext[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
@@ -137,7 +139,7 @@ static int is_media_name(const char *name)
     for (int i = 0; ext[i]; i++)
         if (!strcmp(e, ext[i]))
             return 1;
-    return 0;
+    return imgav_is_image_ext(e); /* libavcodec's image formats */
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -268,7 +270,7 @@ static int classify_output(job *j)
     j->fmt = img_format_from_path(out);
     if (vid_is_sequence(out)) {
         if (j->fmt == IMG_FMT_UNKNOWN) {
-            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm)");
+            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm .tiff .webp)");
             return -1;
         }
         j->out_kind = OUT_SEQUENCE;
@@ -293,11 +295,11 @@ static int classify_output(job *j)
     }
     if (j->fmt == IMG_FMT_UNKNOWN) {
         if (*e)
-            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm, "
+            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm .tiff .webp, "
                         ".mkv .mp4 .y4m, or a pattern like e_%%05d.png)", e);
         else
             ge_err(out, "no extension to choose the output format by (use .png .jpg .jpeg .bmp "
-                        ".tga .pgm, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
+                        ".tga .pgm .tiff .webp, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
         return -1;
     }
     if (j->video_in) {

@@ -27,6 +27,7 @@
 #include <libswscale/swscale.h>
 
 #include "hwdec.h"
+#include "image_av.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -151,7 +152,7 @@ int vid_probe(const char *path)
     if (!strcmp(path, "-"))
         return 1;
     e = ge_ext(path, ebuf, sizeof ebuf);
-    if (in_list(e, image_exts))
+    if (in_list(e, image_exts) || imgav_is_image_ext(e))
         return 0;
     if (in_list(e, video_exts))
         return 1;
