@@ -109,6 +109,7 @@ struct gpu_probe_job {
     gpu_info info;
     char why[256];
     double t_ready; /* ge_now() when the probe ended */
+    int done;       /* set (atomically) when it ended */
 };
 
 static void *probe_main(void *arg)
@@ -120,6 +121,7 @@ static void *probe_main(void *arg)
          * the documented way to finish creating it before anyone waits */
         cudaFree(0);
     j->t_ready = ge_now();
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -144,6 +146,11 @@ gpu_probe_job *gpu_probe_start(int device, int eager)
         return NULL;
     }
     return j;
+}
+
+int gpu_probe_done(const gpu_probe_job *j)
+{
+    return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
 }
 
 int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready)

@@ -34,6 +34,8 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n);
  * started job must be waited for. */
 typedef struct gpu_probe_job gpu_probe_job;
 gpu_probe_job *gpu_probe_start(int device, int eager);
+/* Has it ended (without waiting)?  1 / 0. */
+int gpu_probe_done(const gpu_probe_job *j);
 int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready);
 
 /* Versions only (for --version); never fails. */

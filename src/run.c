@@ -1082,14 +1082,15 @@ static int open_hist(run_ctx *c)
  * and writer threads would otherwise open only once the engine runs.
  * With NVDEC possible (--hwdec auto/nvdec) the decoder needs the device,
  * so only the header is read here (for the encoder's size); the source
- * opens the video as before.  The encoder is opened for the header's
+ * opens the video as before (so reading the header is skipped when the
+ * probe already ended: no driver, nothing to overlap).  The encoder is opened for the header's
  * size; media_put opens it again if the first frame has another.  Only
  * for a final file written through a temp (never a pipe or a device,
  * where a header would already be out) and without --keep-partial: an
  * early output the run abandons (no GPU, a failed step) leaves nothing.
  * Errors are muted: what fails here is left to the usual path, which
  * opens it again and reports it, so every message stays as it was. */
-static void early_open(run_ctx *c)
+static void early_open(run_ctx *c, const gpu_probe_job *probe)
 {
     const cli_opts *o = c->o;
     vid_info vi;
@@ -1116,7 +1117,7 @@ static void early_open(run_ctx *c)
             vsrc_get_info(c->vr, &vi);
             have = 1;
         }
-    } else {
+    } else if (!gpu_probe_done(probe)) {
         vid_opts vo = {0, -1, o->rgb, 1, 0, 0};
         vid_reader *hdr = NULL;
         if (vid_open(j->input, &vo, &hdr) == 0) {
@@ -1284,7 +1285,7 @@ int run_main(cli_opts *o)
     }
 
     if (probe)
-        early_open(&c); /* while CUDA initialises */
+        early_open(&c, probe); /* while CUDA initialises */
     if (o->backend != CLI_BACKEND_CPU && !probe_gpu) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
