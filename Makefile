@@ -6,6 +6,8 @@
 #   make demo       install, build, and run gpuedge on a sample
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
 #   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
+#   make bench-data the real photos and footage for make bench (fetched, not
+#                   committed); make bench-real runs only those steps
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
 #                   FUZZ_SECONDS (default 60); see README.md "Reliability"
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
@@ -26,9 +28,9 @@ PKG_CONFIG ?= pkg-config
 # ffmpeg (the program) only makes and inspects test clips.
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
-               libdeflate-dev libspng-dev libturbojpeg0-dev \
-               python3-pil python3-numpy pngcheck
-PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg
+               libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
+               libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck
+PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null || echo -I/usr/include/stb)
@@ -82,7 +84,7 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all test check bench bench-cpu demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all test check bench bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG)
 
@@ -138,6 +140,19 @@ gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 bench: gpuedge $(GPU_BINS) $(BENCH_BINS)
 	@sh tests/bench/run
 
+# The real-data media (photos, footage, a static ffmpeg) into build/realdata
+# (REALDATA=DIR to move it), then its two steps alone (tests/bench/REALDATA.md)
+# FFmpeg's libraries only (not libgpuedge.a): no CUDA build for the media
+tests/bin/bench_mkclip: tests/bench/bench_mkclip.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
+bench-data: tests/bin/bench_mkclip
+	@BENCH_MKCLIP=tests/bin/bench_mkclip sh tests/bench/fetch_realdata.sh $(REALDATA)
+
+bench-real: gpuedge
+	@sh tests/bench/run photos videoreal
+
 # CPU backend against OpenCV and FFmpeg on this machine's cores (ratios)
 bench-cpu: gpuedge
 	@sh tests/bench/cpu_peers.sh
@@ -192,18 +207,25 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/image_io src/safeout src/util src/reference src/taps \
-                  third_party/stb_impl
+FUZZ_OBJS_image = src/image_io src/image_in_png src/image_in_jpeg src/png_out src/safeout \
+                  src/util src/reference src/taps third_party/stb_impl
+FUZZ_LIBS_image = $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli src/util
 FUZZ_OBJS_video = src/video_io src/safeout src/util src/reference src/taps
 FUZZ_LIBS_video = $(PKG_LIBS)
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
-# stb's warnings are theirs (-w), as in the main build.
+# stb's warnings are theirs (-w), as in the main build.  clang's UBSan also
+# checks float-to-integer overflow (GCC's, in make test SANITIZE=1, does
+# not): stb v2.27's PSD reader un-mattes 4-channel images with
+# (unsigned char)(p*ra + inv_a), out of range for pixels darker than the
+# matte allows (fuzz finding 2026-12-01, docs/RELIABILITY.md); x86 gives the
+# truncated integer, stb's own garbage for a file that was never matted.
+# Not checked in stb only, like -fwrapv.
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
-	    $(if $(filter third_party/%,$<),-w,-Wall -Wextra) -c -o $@ $<
+	    $(if $(filter third_party/%,$<),-w -fno-sanitize=float-cast-overflow,-Wall -Wextra) -c -o $@ $<
 .PRECIOUS: $(FUZZ_DIR)/obj/%.o
 
 .SECONDEXPANSION:

@@ -20,7 +20,7 @@ enum {
     OPT_BACKEND, OPT_DEVICE, OPT_THREADS, OPT_FRAMES, OPT_START,
     OPT_FORMAT, OPT_SKIP_EXISTING, OPT_FROM_FILE, OPT_MEM_LIMIT,
     OPT_KEEP_PARTIAL, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_STAGED,
-    OPT_JPEG_DECODER,
+    OPT_JPEG_DECODER, OPT_AUTO_ORIENT, OPT_NO_AUTO_ORIENT,
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC
@@ -51,6 +51,8 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"staged", no_argument, NULL, OPT_STAGED},
     {"jpeg-decoder", required_argument, NULL, OPT_JPEG_DECODER},
+    {"auto-orient", no_argument, NULL, OPT_AUTO_ORIENT},
+    {"no-auto-orient", no_argument, NULL, OPT_NO_AUTO_ORIENT},
     {"codec", required_argument, NULL, OPT_CODEC},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
@@ -85,6 +87,11 @@ void cli_usage(FILE *fp)
 "      --rgb               video: grey from RGB (libswscale) instead of the\n"
 "                          luma plane\n"
 "\n"
+"Decoding:\n"
+"      --auto-orient       turn JPEGs upright by their EXIF orientation, as\n"
+"                          cv2.imread and image viewers do [default]\n"
+"      --no-auto-orient    keep JPEGs' pixels as stored (stb's old behaviour)\n"
+"\n"
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
@@ -95,7 +102,8 @@ void cli_usage(FILE *fp)
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
 "      --threads N         CPU threads, 0 = one per CPU [0]\n"
-"      --jpeg-decoder D    turbo (libjpeg-turbo), stb, or nvjpeg: batches of\n"
+"      --jpeg-decoder D    turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
+"                          stb (stb_image), or nvjpeg: batches of\n"
 "                          JPEGs on the GPU's JPEG engines (needs the GPU\n"
 "                          backend and libnvjpeg.so.13; pixels differ\n"
 "                          slightly from libjpeg-turbo's) [turbo]\n"
@@ -383,6 +391,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             else
                 return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
             break;
+        case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
+        case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
         case OPT_CODEC: o->codec = optarg; break;
         case OPT_PRESET: o->preset = optarg; break;
         case OPT_CRF: o->crf = optarg; break;

@@ -43,6 +43,7 @@ typedef struct cli_opts {
     int rgb;
     int staged;              /* GPU: per-stage kernels, not the fused one */
     int jpeg_decoder;        /* enum cli_jpeg_decoder */
+    int no_auto_orient;      /* keep JPEGs' stored pixels, ignore EXIF orientation */
     int hwdec;               /* enum cli_hwdec (default auto) */
     const char *codec;       /* --codec: video encoder; NULL = the format's */
     const char *preset;      /* --preset: libx264 preset; NULL = default */

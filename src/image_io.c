@@ -1,9 +1,12 @@
 /*
- * image_io.c — images in through stb_image (every format it reads, native
- * channel count, 16-bit kept as 16-bit: SPEC §1.1) and out into safeout's
- * checked writer: PNG through png_out.c (libdeflate, several threads), a
- * PGM writer of our own (stb has none), the rest through stb_image_write's
- * *_to_func writers.
+ * image_io.c — images in (native channel count, 16-bit kept as 16-bit:
+ * SPEC §1.1): PNG through libspng (image_in_png.c, stb's pixels exactly),
+ * JPEG through libjpeg-turbo (image_in_jpeg.c, OpenCV's and Pillow's
+ * pixels; EXIF orientation applied), every other format stb_image reads
+ * through stb, chosen by the file's first bytes (img_load_mem); out into
+ * safeout's checked writer: PNG through png_out.c (libdeflate, several
+ * threads), a PGM writer of our own (stb has none), the rest through
+ * stb_image_write's *_to_func writers.
  *
  * Loading reads the file ourselves and decodes from memory: open/read give
  * the real errno ("Permission denied", "Is a directory") where stb would only
@@ -16,6 +19,8 @@
  * pixels uninitialised.  We parse the PNM header ourselves to fix all three.
  */
 #include "image_io.h"
+#include "image_in_jpeg.h"
+#include "image_in_png.h"
 #include "png_out.h"
 #include "util.h"
 
@@ -549,6 +554,26 @@ void img_set_decode_limit(size_t bytes)
     decode_limit = bytes ? bytes : (size_t)INT_MAX;
 }
 
+/* --jpeg-decoder and --no-auto-orient (set before loading starts). */
+static int jpeg_decoder = IMG_JPEG_TURBO;
+static int auto_orient = 1;
+
+void img_set_jpeg_decoder(int which)
+{
+    jpeg_decoder = which == IMG_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO;
+}
+
+void img_set_auto_orient(int on)
+{
+    auto_orient = on != 0;
+}
+
+void img_versions(char *buf, size_t n)
+{
+    snprintf(buf, n, "libspng %s (PNG), libjpeg-turbo %s (JPEG)", imgpng_version(),
+             imgjpg_version());
+}
+
 /* Bytes a pixel that stb v2.27 allocates besides the image it returns,
  * for the formats whose working buffers outgrow the image (found by
  * fuzzing: a 10-byte GIF header claiming 17993x14136 pixels made stb
@@ -598,13 +623,19 @@ static void pic_to_rgb(img_image *img)
     }
 }
 
+static int png_sig_ok(const unsigned char *d, size_t n)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    return n >= 8 && !memcmp(d, sig, 8);
+}
+
 /* Decodes n bytes at data; `name` is used in messages only. */
 static int decode_mem(const unsigned char *data, size_t size,
                       const char *name, img_image *img)
 {
     size_t bytes;
     pnm_info pnm;
-    int w = 0, h = 0, comp = 0, is16, len;
+    int w = 0, h = 0, comp = 0, comp_max, is16, len;
 
     if (size == 0) {
         load_error(name, "file is empty");
@@ -654,12 +685,18 @@ static int decode_mem(const unsigned char *data, size_t size,
         load_error(name, "image has no pixels");
         return -1;
     }
+    /* stbi_info answers a grey or RGB PNG right after IHDR, before it could
+     * see a tRNS chunk, which makes stbi_load add an alpha channel: such a
+     * file may load with one channel more (found by test_image_in_png). */
+    comp_max = comp;
+    if (png_sig_ok(data, size) && (comp == 1 || comp == 3))
+        comp_max = comp + 1;
     /* stb's own ceiling is INT_MAX bytes; refuse before it allocates.
      * The decode budget (img_set_decode_limit) counts the decoder's
      * working buffers too (stb_work_per_px). */
     bytes = (size_t)w * (size_t)h;
-    if (bytes > (size_t)INT_MAX / (size_t)comp / (is16 ? 2u : 1u) ||
-        bytes > decode_limit / ((size_t)comp * (is16 ? 2u : 1u) +
+    if (bytes > (size_t)INT_MAX / (size_t)comp_max / (is16 ? 2u : 1u) ||
+        bytes > decode_limit / ((size_t)comp_max * (is16 ? 2u : 1u) +
                                 stb_work_per_px(data, size))) {
         ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
         return -1;
@@ -683,7 +720,8 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     img->bytes_per_sample = is16 ? 2 : 1;
-    if (img->width != w || img->height != h || img->channels != comp) {
+    if (img->width != w || img->height != h ||
+        (img->channels != comp && img->channels != comp_max)) {
         /* info and load disagreeing means a decoder bug; do not trust it. */
         load_error(name, "damaged or unsupported image data");
         return -1;
@@ -762,8 +800,83 @@ static unsigned char *png_strip_empty_idat(const unsigned char *d, size_t n,
     return c;
 }
 
+/* stb with its guards: every format but the ones below, and the fallback
+ * for PNGs libspng will not decode. */
+static int load_stb(const void *buf, size_t n, const char *name, img_image *img)
+{
+    size_t cn = 0, empty = 0;
+    unsigned char *copy = NULL;
+    int rc;
+    if (buf && png_scan(buf, n, &empty) < 0) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+    if (empty)
+        copy = png_strip_empty_idat(buf, n, &cn);
+    rc = copy ? decode_mem(copy, cn, name, img) : decode_mem(buf, n, name, img);
+    free(copy);
+    if (rc == 0)
+        img->decoder = "stb_image";
+    return rc;
+}
+
+static int load_png(const void *buf, size_t n, const char *name, img_image *img)
+{
+    size_t empty = 0;
+    /* stb's guard first: it is what a file cut inside IDAT gets either way */
+    if (png_scan(buf, n, &empty) < 0) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
+    switch (imgpng_decode(buf, n, decode_limit, name, img)) {
+    case IMGPNG_OK:
+        img->decoder = "libspng";
+        return 0;
+    case IMGPNG_FAILED:
+        return -1;
+    default:
+        return load_stb(buf, n, name, img); /* stb decides (image_in_png.c) */
+    }
+}
+
+static int load_jpeg(const void *buf, size_t n, const char *name, img_image *img)
+{
+    int rc, o;
+    if (jpeg_decoder == IMG_JPEG_STB) {
+        rc = load_stb(buf, n, name, img);
+    } else {
+        rc = imgjpg_decode(buf, n, decode_limit, name, img);
+        if (rc == 0)
+            img->decoder = "libjpeg-turbo";
+    }
+    if (rc != 0 || !auto_orient)
+        return rc;
+    o = imgjpg_exif_orientation(buf, n);
+    if (imgjpg_orient(img, o)) {
+        load_error(name, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Which decoder reads a file is decided by its first bytes, never by its
+ * name.  Formats only stb reads (PSD, HDR, PIC, GIF, PNM, BMP, TGA) and
+ * anything unrecognised go to stb, which names what it cannot read. */
+enum img_in { IMG_IN_STB, IMG_IN_PNG, IMG_IN_JPEG };
+
+static int sniff(const unsigned char *d, size_t n)
+{
+    static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    if (n >= 8 && !memcmp(d, png_sig, 8))
+        return IMG_IN_PNG;
+    if (imgjpg_is_jpeg(d, n))
+        return IMG_IN_JPEG;
+    return IMG_IN_STB;
+}
+
 int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
 {
+    int rc;
     if (!img)
         return -1;
     memset(img, 0, sizeof *img);
@@ -773,21 +886,20 @@ int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
         load_error(name, strerror(EINVAL));
         return -1;
     }
-    {
-        size_t cn = 0, empty = 0;
-        unsigned char *copy = NULL;
-        if (buf && png_scan(buf, n, &empty) < 0) {
-            load_error(name, "file is truncated");
-            return -1;
-        }
-        if (empty)
-            copy = png_strip_empty_idat(buf, n, &cn);
-        int rc = copy ? decode_mem(copy, cn, name, img) : decode_mem(buf, n, name, img);
-        free(copy);
-        if (rc != 0) {
-            img_free(img);
-            return -1;
-        }
+    switch (buf ? sniff(buf, n) : IMG_IN_STB) {
+    case IMG_IN_PNG:
+        rc = load_png(buf, n, name, img);
+        break;
+    case IMG_IN_JPEG:
+        rc = load_jpeg(buf, n, name, img);
+        break;
+    default:
+        rc = load_stb(buf, n, name, img);
+        break;
+    }
+    if (rc != 0) {
+        img_free(img);
+        return -1;
     }
     return 0;
 }

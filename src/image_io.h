@@ -1,5 +1,6 @@
 /*
- * image_io.h — images in (stb_image, every format it reads) and out
+ * image_io.h — images in (PNG: libspng, image_in_png.c; JPEG: libjpeg-turbo,
+ * image_in_jpeg.c; every other format stb_image reads: stb) and out
  * (PNG by png_out.c over libdeflate, PGM by us, the others through
  * stb_image_write's *_to_func writers; all through safeout).
  */
@@ -16,6 +17,8 @@ typedef struct img_image {
     int channels;        /* native: 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA */
     int bytes_per_sample;/* 1, or 2 for 16-bit files (stbi_load_16) */
     void *pixels;        /* owned; free with img_free */
+    const char *decoder; /* which library made the pixels (static text):
+                            "libspng", "libjpeg-turbo", "stb_image" */
 } img_image;
 
 enum img_format {
@@ -42,6 +45,16 @@ int img_load_mem(const void *buf, size_t n, const char *name, img_image *img);
  * too large".  0 restores the default, INT_MAX bytes (stb's ceiling).
  * Set it before loading starts (not synchronised). */
 void img_set_decode_limit(size_t bytes);
+/* JPEG decoder: libjpeg-turbo (default, the pixels of OpenCV and Pillow)
+ * or stb_image (the pixels of gpuedge before 2026-12).  Set before loading
+ * starts (not synchronised), as img_set_decode_limit. */
+enum img_jpeg_decoder { IMG_JPEG_TURBO, IMG_JPEG_STB };
+void img_set_jpeg_decoder(int which);
+/* Apply a JPEG's EXIF orientation after decoding (1, the default: what
+ * cv2.imread and image viewers show) or keep the stored pixels (0). */
+void img_set_auto_orient(int on);
+/* "libspng X (PNG), libjpeg-turbo Y (JPEG)" for --version. */
+void img_versions(char *buf, size_t n);
 void img_free(img_image *img);
 /* Describes a loaded image as a frame (gain S16 for 16-bit). */
 ge_frame img_as_frame(const img_image *img);

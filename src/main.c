@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "gpu.h"
+#include "image_io.h"
 #include "run.h"
 #include "safeout.h"
 #include "util.h"
@@ -36,6 +37,11 @@ void cli_version(FILE *fp)
     print_lib(fp, "libavutil", avutil_version());
     print_lib(fp, "libswscale", swscale_version());
     fprintf(fp, "  %-12s stb_image 2.27, stb_image_write 1.16 (Debian libstb-dev)\n", "stb");
+    {
+        char v[160];
+        img_versions(v, sizeof v);
+        fprintf(fp, "  %-12s %s\n", "image in", v);
+    }
     gpu_versions(&rt, &drv);
     fprintf(fp, "  %-12s runtime %d.%d (linked statically), built for sm %s\n", "CUDA",
             rt / 1000, (rt % 1000) / 10, GE_SMS);

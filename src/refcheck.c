@@ -125,8 +125,12 @@ int chk_frame(chk_stats *st, const ge_frame *in, const ge_params *p,
 
 void chk_print(const chk_stats *st, FILE *fp)
 {
-    fprintf(fp, "cpu-ref: %lld frame%s checked, %lld with mismatches\n",
-            st->frames, st->frames == 1 ? "" : "s", st->bad_frames);
+    /* The check starts from the decoded pixels: say whose they are (JPEG
+     * decoders differ, SPEC §1.9). */
+    fprintf(fp, "cpu-ref: %lld frame%s checked, %lld with mismatches%s%s%s\n",
+            st->frames, st->frames == 1 ? "" : "s", st->bad_frames,
+            st->decoded_by[0] ? " (pixels decoded by " : "", st->decoded_by,
+            st->decoded_by[0] ? ")" : "");
     for (int s = 0; s < CHK_NSTAGES; s++) {
         if (!st->checked[s])
             fprintf(fp, "  %-10s not materialised (checked through the next stage)\n", chk_names[s]);

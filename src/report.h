@@ -50,6 +50,7 @@ typedef struct chk_stats {
     long long checked[CHK_NSTAGES];    /* frames where the stage was checked */
     long long mismatches[CHK_NSTAGES]; /* elements */
     double maxdiff[CHK_NSTAGES];
+    char decoded_by[96];  /* image decoders that made the pixels, "" if none */
 } chk_stats;
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "image_in_jpeg.h"
 #include "image_io.h"
 #include "nvjpeg.h"
 #include "pipeline.h"
@@ -76,6 +77,7 @@ typedef struct run_ctx {
     pthread_mutex_t pf_mu;
     pthread_cond_t pf_cv;
     rep_stats *rep;
+    char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
@@ -434,8 +436,22 @@ static const char *job_name_cb(void *ctx, int j)
     return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
 }
 
+/* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
+ * line lists them (SPEC §1.9).  Source thread only. */
+static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+{
+    const char *d = img->decoder ? img->decoder : "?";
+    size_t n = strlen(c->decoded_by);
+    if (ge_verbose)
+        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input,
+                img->width, img->height, img->channels, img->channels == 1 ? "" : "s",
+                8 * img->bytes_per_sample, d);
+    if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
+        snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+}
+
 /* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
-static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
+static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *buf)
 {
     img_image img;
     double t0 = ge_now();
@@ -443,6 +459,7 @@ static int image_frame(job *j, int jobi, src_frame *fr, host_buf *buf)
     j->t_begin = t0;
     if (img_load(j->input, &img))
         return 0;
+    note_decoder(c, j->input, &img);
     bytes = (size_t)img.width * img.height * img.channels * img.bytes_per_sample;
     if (host_buf_reserve(buf, bytes)) {
         ge_err(j->input, "out of memory for a %dx%d image", img.width, img.height);
@@ -518,11 +535,12 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         pthread_mutex_unlock(&c->pf_mu);
     }
     if (!queued)
-        return image_frame(j, ji, fr, buf);
+        return image_frame(c, j, ji, fr, buf);
     c->pf_outstanding--;
     t->state = 0;
     if (!t->ok)
         return 0;
+    note_decoder(c, j->input, &t->img);
     bytes = (size_t)t->img.width * t->img.height * t->img.channels * t->img.bytes_per_sample;
     ok = host_buf_reserve(buf, bytes) == 0;
     if (ok) {
@@ -565,6 +583,23 @@ static int is_jpeg_file(const char *path)
     if (f)
         fclose(f);
     return r;
+}
+
+/* Does this JPEG need turning upright (EXIF orientation 2..8, with
+ * --auto-orient)?  nvJPEG's frames stay on the GPU unturned, so such a
+ * file is decoded on the CPU, which applies it (image_in_jpeg.c).  The
+ * Exif segment comes before the image: the first 128 KiB hold it. */
+static int jpeg_needs_orient(const char *path)
+{
+    enum { HEAD = 128 << 10 };
+    unsigned char *b = malloc(HEAD);
+    FILE *f = b ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(b, 1, HEAD, f) : 0;
+    int o = n ? imgjpg_exif_orientation(b, n) : 1;
+    if (f)
+        fclose(f);
+    free(b);
+    return o != 1;
 }
 
 /* The engine calls it once the last kernel reading the planes finished. */
@@ -635,7 +670,7 @@ static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
             ge_note("%s: nvJPEG could not decode it (%s); decoded on the CPU", j->input,
                     s->pic.why);
         c->nvj_cpu++;
-        return image_frame(j, ji, fr, buf);
+        return image_frame(c, j, ji, fr, buf);
     }
     if (s->pic.hardware)
         c->nvj_hw++;
@@ -1212,6 +1247,10 @@ int run_main(cli_opts *o)
     c.progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c.so.overwrite = o->overwrite;
     c.so.keep_partial = o->keep_partial;
+    /* Decoders, before the first image is decoded (prefetch_more). */
+    img_set_auto_orient(!o->no_auto_orient);
+    /* (nvjpeg: the files nvJPEG cannot take come to the CPU: libjpeg-turbo) */
+    img_set_jpeg_decoder(o->jpeg_decoder == CLI_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO);
     /* PNG out: the level, and how many threads one image may spread over */
     png_set_defaults(o->png_level, o->threads);
 
@@ -1240,7 +1279,8 @@ int run_main(cli_opts *o)
             goto end;
         }
         for (int i = 0; i < c.njobs; i++)
-            c.jobs[i].nvj = !c.jobs[i].video_in && is_jpeg_file(c.jobs[i].input);
+            c.jobs[i].nvj = !c.jobs[i].video_in && is_jpeg_file(c.jobs[i].input) &&
+                            (o->no_auto_orient || !jpeg_needs_orient(c.jobs[i].input));
     }
 
     po.params = o->p;
@@ -1383,8 +1423,10 @@ int run_main(cli_opts *o)
     }
     if (o->report && write_report(&c, &rep))
         r = r ? r : -1;
-    if (o->cpu_ref_every)
+    if (o->cpu_ref_every) {
+        snprintf(chk.decoded_by, sizeof chk.decoded_by, "%s", c.decoded_by);
         chk_print(&chk, stderr);
+    }
     if (o->cpu_ref_every && c.nvj)
         /* SPEC §1.9: say whose pixels the exact checks started from */
         fprintf(stderr, "cpu-ref: pixels decoded by nvJPEG (hardware) for %ld JPEG%s, by nvJPEG "

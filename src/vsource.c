@@ -58,6 +58,7 @@ typedef struct vs_frame {
     host_buf buf;
     size_t bytes;
     int64_t ts, dur;
+    int tainted; /* its decoder had met damaged data by then */
 } vs_frame;
 
 typedef struct vs_seg {
@@ -90,6 +91,12 @@ struct vsrc {
 
     long delivered;
     int64_t last_ts, last_dur;
+    /* Damaged input: from the first frame decoded after a decoding error,
+     * the rest comes from one single-threaded decoder over the whole file
+     * (plain), skipping what was handed on already (pts up to last_ts):
+     * concealment may reach across a keyframe, so segments could differ
+     * from a sequential decode there.  The output is then --threads 1's. */
+    int fallback;
 };
 
 // ---------------------------------------------------------------------------
@@ -367,6 +374,7 @@ static int decode_seg(vsrc *s, int i)
     vid_reader *r = NULL;
     int retried = 0, first = 1, rc = 0;
     int64_t pushed = INT64_MIN; /* pts of the last frame queued */
+    long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
@@ -380,6 +388,7 @@ static int decode_seg(vsrc *s, int i)
         if (vid_open(s->path, &vo, &r))
             return -1;
     }
+    base = vid_corrupt_count(r);
     for (;;) {
         vs_frame *f;
         int k;
@@ -400,6 +409,7 @@ static int decode_seg(vsrc *s, int i)
         k = vid_next(r, &f->fr, &f->buf);
         if (k == 1) {
             vid_last_ts(r, &f->ts, &f->dur);
+            f->tainted = vid_corrupt_count(r) > base;
             if (i > 0 && f->ts != AV_NOPTS_VALUE &&
                 (f->ts < g->start || (pushed != INT64_MIN && f->ts <= pushed)))
                 k = 2; /* a leading picture (segment i-1's), or, after a
@@ -424,6 +434,7 @@ static int decode_seg(vsrc *s, int i)
                 rc = -1;
                 k = -2;
             } else {
+                base = vid_corrupt_count(r);
                 k = 2;
             }
         }
@@ -543,12 +554,56 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     return 0;
 }
 
+/* Ends the segment decoders and opens one decoder over the whole file
+ * (see vsrc.fallback).  0, or -1 (message printed). */
+static int start_fallback(vsrc *s)
+{
+    vid_opts vo = s->o;
+    pthread_mutex_lock(&s->mu);
+    s->quit = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->nth; i++)
+        pthread_join(s->th[i], NULL);
+    s->nth = 0;
+    vid_close(&s->first);
+    s->fallback = 1;
+    if (ge_verbose)
+        ge_note("%s: damaged data after frame %ld: the rest from one decoder", s->path,
+                s->delivered);
+    vo.max_frames = -1; /* counted here */
+    /* one thread: libavcodec's frame threads conceal damaged H.264
+     * differently from run to run (seen with FFmpeg 5.1); one thread gives
+     * what --threads 1 gives */
+    vo.threads = 1;
+    return vid_open(s->path, &vo, &s->plain);
+}
+
+/* The next frame of the fallback decoder after those handed on. */
+static int fallback_next(vsrc *s, src_frame *fr, host_buf *buf)
+{
+    for (;;) {
+        int64_t ts, dur;
+        int rc = vid_next(s->plain, fr, buf);
+        if (rc != 1)
+            return rc;
+        vid_last_ts(s->plain, &ts, &dur);
+        if (s->delivered > 0 && s->last_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE &&
+            ts <= s->last_ts)
+            continue; /* handed on from a segment already */
+        fr->index = s->delivered++;
+        s->last_ts = ts;
+        s->last_dur = dur;
+        return 1;
+    }
+}
+
 int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
 {
     vs_frame *f = NULL;
     int rc;
 
-    if (s->plain) {
+    if (s->plain && !s->fallback) {
         rc = vid_next(s->plain, fr, buf);
         if (rc == 1)
             vid_last_ts(s->plain, &s->last_ts, &s->last_dur);
@@ -556,6 +611,8 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
     }
     if (s->o.max_frames >= 0 && s->delivered >= s->o.max_frames)
         return 0;
+    if (s->fallback)
+        return fallback_next(s, fr, buf);
     pthread_mutex_lock(&s->mu);
     for (;;) {
         vs_seg *g;
@@ -564,6 +621,10 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
             break;
         }
         g = &s->segs[s->head];
+        if (g->qn > 0 && g->head->tainted) {
+            rc = 2; /* damaged data from here on: one decoder */
+            break;
+        }
         if (g->qn > 0) {
             f = g->head;
             g->head = f->next;
@@ -587,6 +648,8 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
         pthread_cond_wait(&s->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
+    if (rc == 2)
+        return start_fallback(s) ? -1 : fallback_next(s, fr, buf);
     if (rc != 1)
         return rc;
     if (f->fr.on_device) {

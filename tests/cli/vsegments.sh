@@ -93,6 +93,26 @@ else
     skip "VP9: no libvpx-vp9 encoder"
 fi
 
+# damaged data (bit noise in the packets): from the first frame decoded
+# after an error the rest comes from one single-threaded decoder over the
+# whole file, so the output is --threads 1's (libavcodec's frame threads
+# conceal damaged H.264 differently from run to run: no other reference)
+mk -f lavfi -i testsrc2=size=128x72:rate=25 -frames:v 300 -c:v libx264 -preset veryfast -g 25 \
+    -pix_fmt yuv420p clean.mkv && mk -i clean.mkv -c copy -bsf:v noise=amount=3000 noisy.mkv ||
+    not_ok "cannot make the noisy clip: $(head -n 1 "$T/ff.err")"
+why=
+ge $G -q --threads 1 noisy.mkv ref.mkv
+[ "$RC" -eq 0 ] || add "--threads 1: exit $RC"
+for n in 2 4; do
+    ge $G -v -y --threads $n noisy.mkv seg.mkv
+    [ "$RC" -eq 0 ] || add "--threads $n: exit $RC"
+    grep -q "segments on" "$ERR" || add "--threads $n: not segmented"
+    grep -q "damaged data after frame" "$ERR" || add "--threads $n: no fallback"
+    cmp -s ref.mkv seg.mkv || add "--threads $n: other bytes"
+done
+rm -f ref.mkv seg.mkv
+check "damaged H.264: segments, then one decoder: the bytes of --threads 1" "$why"
+
 # the last frame: every frame of the input, the last timestamp kept
 ge $G -q --threads 4 vfr.mkv all.mkv
 why=

@@ -54,6 +54,12 @@ save(grey, "grey.jpg", quality=70)
 save(odd, "odd444.jpg", quality=90, subsampling=0)
 save(odd, "odd422.jpg", quality=60, subsampling=1)
 save(small.convert("CMYK"), "cmyk.jpg", quality=75)
+# libjpeg-turbo / libspng paths: EXIF orientation, tRNS on grey and RGB
+ex = Image.Exif(); ex[0x0112] = 6
+save(odd, "exif6.jpg", quality=80, exif=ex.tobytes())
+save(grey, "grey_trns.png", transparency=0)
+save(small, "rgb_trns.png", transparency=(0, 0, 0))
+save(small.convert("P", palette=Image.ADAPTIVE, colors=8), "palette_trns.png", transparency=2)
 # BMP: 24-bit, 8-bit palette, 1-bit, 32-bit RGBA
 save(small, "rgb.bmp"); save(small.convert("P"), "pal8.bmp")
 save(grey.convert("1"), "bilevel.bmp"); save(rgba, "rgba.bmp")
@@ -113,6 +119,11 @@ raw("tiny.pic", pic)
 PY
 else
     echo "make_corpus.sh: python3-pil missing: no image seeds from samples/" >&2
+fi
+# arithmetic-coded and restart-marker JPEGs (libjpeg-turbo-progs)
+if command -v jpegtran >/dev/null 2>&1 && [ -f "$out/image/base.jpg" ]; then
+    jpegtran -arithmetic -outfile "$out/image/arith.jpg" "$out/image/base.jpg"
+    jpegtran -restart 1B -outfile "$out/image/restart.jpg" "$out/image/base.jpg"
 fi
 
 # ---------------------------------------------------------------------------

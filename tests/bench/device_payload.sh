@@ -1,0 +1,154 @@
+#!/bin/bash
+# device_payload.sh — the two device calls of the real-data benchmarks
+# (issues #10 and #11; plan and byte counts in tests/bench/REALDATA.md):
+#   .device-bench-peers/    the static ffmpeg (xz), the photo subset, the
+#                           1080p/4K clips made here: ffmpeg's baselines and
+#                           the OpenCV scripts
+#   .device-bench-gpuedge/  gpuedge and bench_mkclip (stripped, xz) with
+#                           FFmpeg's libraries (../shared/device/pack), the
+#                           same photos, the 720p clip (the 1080p/4K clips
+#                           are remade there by bench_mkclip: no room for them)
+# each checked to fit (with the tree that travels) under LIMIT_MIB (60), and
+# prints the two `run` command lines.
+#
+#   bash tests/bench/device_payload.sh [peers] [gpuedge] [big]
+#     big: a third, optional payload .device-bench-big/ (gpuedge + the one
+#          5640x3172 JPEG only) for the "one photo as a whole process" target
+# Env: MAIN (the checkout that travels: /work/main), REALDATA (its media,
+#   default build/realdata of this checkout; fetch_realdata.sh makes it),
+#   GPUEDGE ($MAIN/gpuedge), MKCLIP ($MAIN/tests/bin/bench_mkclip, built
+#   with make SMS=90 when missing), PHOTO_MB (photo budget, 13),
+#   LIMIT_MIB (60), PACK (../shared/device/pack), NVJPEG_XZ (libnvjpeg.so.13.xz
+#   for the gpuedge call; default: one in $MAIN/.device*/, if any).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MAIN=${MAIN:-/work/main}
+RD=$(cd "${REALDATA:-build/realdata}" && pwd)
+GPUEDGE=${GPUEDGE:-$MAIN/gpuedge}
+MKCLIP=${MKCLIP:-$MAIN/tests/bin/bench_mkclip}
+PHOTO_MB=${PHOTO_MB:-13}
+LIMIT_MIB=${LIMIT_MIB:-60}
+PACK=${PACK:-/work/shared/device/pack}
+what=${*:-peers gpuedge}
+
+die() { echo "device_payload: $*" >&2; exit 1; }
+[ -d "$RD/photos" ] && [ -s "$RD/video/bbb720.mp4" ] || die "no media in $RD (run tests/bench/fetch_realdata.sh)"
+grep -q '^/\.device\*/' "$MAIN/.git/info/exclude" 2>/dev/null ||
+    grep -q '^/\.device\*/' "$(git -C "$MAIN" rev-parse --git-common-dir)/info/exclude" 2>/dev/null ||
+    die "$MAIN does not ignore /.device*/ (.git/info/exclude): the payloads would travel as tracked-looking files"
+tree_bytes=$(cd "$MAIN" && git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+
+# The photo subset both calls carry: smallest first while the budget lasts
+# (deterministic; a mix of JPEG and PNG, 1280x1024 .. 2560x1920).
+photo_list() {
+    local budget=$((PHOTO_MB * 1000000)) t=0 s f
+    for f in $(cd "$RD/photos" && ls -S -r); do
+        s=$(stat -c %s "$RD/photos/$f")
+        [ $((t + s)) -le $budget ] || break
+        t=$((t + s)); echo "$f"
+    done
+}
+fresh() { # DIR: empty it but keep pack's library cache
+    mkdir -p "$1"
+    find "$1" -mindepth 1 -maxdepth 1 ! -name libs.tar.xz ! -name libs.key -exec rm -rf {} +
+}
+check_size() { # DIR [LIMIT_MIB]: what travels is the tree (tracked + untracked, not ignored) and DIR
+    local b lim=${2:-$LIMIT_MIB}
+    b=$(du -sb "$1" | cut -f1)
+    awk -v b="$b" -v t="$tree_bytes" -v n="$(basename "$1")" -v lim="$lim" 'BEGIN {
+        tot = (b + t) / 1048576
+        printf "device_payload: %s: %.1f MB + the tree %.1f MB = %.1f MiB (limit %d MiB)\n", n, b / 1e6, t / 1e6, tot, lim
+        exit (tot < lim ? 0 : 1) }' || die "$(basename "$1") is too big"
+}
+stripped() { # BIN DIR: a stripped copy in DIR
+    cp "$1" "$2/" && strip "$2/$(basename "$1")"
+}
+gpuedge_payload() { # DIR PHOTO... : gpuedge + mkclip + libs + extras
+    local d=$1; shift
+    [ -x "$GPUEDGE" ] || die "no $GPUEDGE (make -C $MAIN SMS=90)"
+    [ -x "$MKCLIP" ] || make -C "$(dirname "$(dirname "$(dirname "$MKCLIP")")")" --no-print-directory SMS=90 tests/bin/bench_mkclip >&2
+    fresh "$d"
+    # pack's library cache from a sibling payload (pack rebuilds it if the
+    # set of libraries differs): compressing them takes minutes here
+    local c
+    for c in "$MAIN"/.device-bench-*/libs.key; do
+        [ -f "$d/libs.key" ] || [ ! -f "$c" ] || cp "$c" "$(dirname "$c")/libs.tar.xz" "$d/"
+    done
+    local tmp; tmp=$(mktemp -d)
+    stripped "$GPUEDGE" "$tmp"; stripped "$MKCLIP" "$tmp"
+    "$PACK" -o "$d" "$tmp/gpuedge" "$tmp/bench_mkclip" >&2
+    rm -rf "$tmp"
+    # the binaries travel xz'd (gpuedge: 9 MB -> 2 MB) and are unpacked by env.sh
+    for b in "$d"/bin/*; do xz -6 -f "$b"; done
+    cat >>"$d/env.sh" <<'ENV'
+# bench payload: unpack the xz'd programs onto PATH
+mkdir -p /tmp/bench-bin
+for _f in "$_d"/bin/*.xz; do
+  _n=$(basename "$_f" .xz); xz -dc "$_f" >/tmp/bench-bin/"$_n" && chmod +x /tmp/bench-bin/"$_n"
+done
+export PATH=/tmp/bench-bin:$PATH GPUEDGE=/tmp/bench-bin/gpuedge BENCH_PAYLOAD=$_d
+ENV
+    mkdir -p "$d/photos" "$d/video"
+    for f in "$@"; do cp "$RD/photos/$f" "$d/photos/"; done
+}
+
+out_cmds=()
+for w in $what; do case $w in
+peers)
+    d=$MAIN/.device-bench-peers
+    fresh "$d"
+    mkdir -p "$d/photos" "$d/video"
+    for f in $(photo_list); do cp "$RD/photos/$f" "$d/photos/"; done
+    echo "device_payload: photos (both calls): $(ls "$d/photos" | wc -l), $(du -sb "$d/photos" | cut -f1) bytes: $(ls "$d/photos" | tr '\n' ' ')" >&2
+    cp "$RD/ffmpeg/ffmpeg.xz" "$d/"
+    cp "$RD/video/bbb1080.mp4" "$RD/video/bbb2160.mp4" "$d/video/"
+    (cd "$d" && sha256sum video/*.mp4 >SHA256SUMS)
+    cat >"$d/env.sh" <<'ENV'
+# sourced on the GPU machine: the static ffmpeg onto PATH (xz'd to travel)
+_d=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
+mkdir -p /tmp/bench-bin
+[ -x /tmp/bench-bin/ffmpeg ] || { xz -dc "$_d/ffmpeg.xz" >/tmp/bench-bin/ffmpeg.tmp && chmod +x /tmp/bench-bin/ffmpeg.tmp && mv /tmp/bench-bin/ffmpeg.tmp /tmp/bench-bin/ffmpeg; }
+export PATH=/tmp/bench-bin:$PATH FFMPEG=/tmp/bench-bin/ffmpeg BENCH_PAYLOAD=$_d
+ENV
+    check_size "$d"
+    out_cmds+=("call A (peers): carry [\".device-bench-peers\"], timeout_s 600, command:
+  . .device-bench-peers/env.sh; bash tests/bench/device_run.sh peers") ;;
+gpuedge)
+    d=$MAIN/.device-bench-gpuedge
+    # shellcheck disable=SC2046
+    gpuedge_payload "$d" $(photo_list)
+    cp "$RD/video/bbb720.mp4" "$d/video/"
+    # nvJPEG's library (tests/gpu/nvjpeg_inputs.sh fetches it; 3.6 MB xz'd)
+    # when one is at hand: a --jpeg-decoder=nvjpeg row in the photo table
+    lim=$LIMIT_MIB
+    nvj=${NVJPEG_XZ:-}
+    if [ -z "$nvj" ]; then
+        for f in "$MAIN"/.device*/libnvjpeg.so.13.xz; do
+            case $f in */.device-bench-*) ;; *) [ -f "$f" ] && nvj=$f && break ;; esac
+        done
+    fi
+    if [ -n "$nvj" ] && [ -f "$nvj" ]; then
+        cp "$nvj" "$d/libnvjpeg.so.13.xz"
+        cat >>"$d/env.sh" <<'ENV'
+xz -dc "$_d/libnvjpeg.so.13.xz" >/tmp/bench-bin/libnvjpeg.so.13 && export GPUEDGE_NVJPEG=/tmp/bench-bin/libnvjpeg.so.13
+ENV
+        lim=${LIMIT_MIB_NVJPEG:-63} # over the 60 MiB margin, under the call's 64
+        echo "device_payload: with $nvj" >&2
+    fi
+    # the clips' hashes as made here, to tell whether the GPU machine's match
+    (cd "$RD" && sha256sum video/bbb1080.mp4 video/bbb2160.mp4) >"$d/SHA256SUMS"
+    check_size "$d" "$lim"
+    out_cmds+=("call B (gpuedge): carry [\".device-bench-gpuedge\"], timeout_s 600, command:
+  . .device-bench-gpuedge/env.sh; bash tests/bench/device_run.sh gpuedge") ;;
+big)
+    d=$MAIN/.device-bench-big
+    gpuedge_payload "$d" Elephants_5640x3172.jpg
+    # 16.4 MB of JPEG beside 44 MB of programs: over the 60 MiB margin,
+    # under the call's 64 MiB
+    check_size "$d" "${LIMIT_MIB_BIG:-63}"
+    out_cmds+=("call C (optional, one 5640x3172 JPEG): carry [\".device-bench-big\"], timeout_s 300, command:
+  . .device-bench-big/env.sh; bash tests/bench/device_run.sh big") ;;
+*) die "unknown payload $w (peers, gpuedge, big)" ;;
+esac; done
+echo
+for c in "${out_cmds[@]}"; do echo "$c"; echo; done

@@ -1,0 +1,85 @@
+#!/bin/bash
+# device_run.sh — the real-data benchmark steps on the GPU machine, one
+# call each (payloads from tests/bench/device_payload.sh; REALDATA.md):
+#   peers    static ffmpeg + OpenCV: photos.py (OpenCV script, ffmpeg one
+#            job per core), video_real.sh (decode alone, the ffmpeg command
+#            with and without 16 slices, the OpenCV video script)
+#   gpuedge  remakes the 1080p/4K clips from the 720p one (bench_mkclip;
+#            checks their sha256 against the carried clips'), then
+#            photos.py (gpuedge GPU and CPU backends, the OpenCV script
+#            again for |delta| and a same-run ratio) and video_real.sh
+#            (gpuedge GPU with/without NVDEC, CPU backend; mkv, mp4, null;
+#            the OpenCV video script on 100 frames a clip for a same-call ratio)
+#   big      one 5640x3172 JPEG to PNG as a whole process, five times a
+#            backend, and the OpenCV script on it
+# Runs after `. .device-bench-NAME/env.sh` (BENCH_PAYLOAD, PATH).  Logs and
+# the whole output go to $OUT (at most 8 files come back).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+mode=${1:?usage: device_run.sh peers|gpuedge|big}
+P=${BENCH_PAYLOAD:?source .device-bench-$mode/env.sh first}
+OUT=${OUT:-/tmp/bench-out}
+mkdir -p "$OUT"
+JOBS=${JOBS:-$(nproc)}
+RUNS=${RUNS:-3}
+exec > >(tee "$OUT/run-$mode.txt") 2>&1
+echo "# device_run $mode $(date -u +%FT%TZ), $(nproc) CPUs, $(nvidia-smi -L 2>/dev/null | head -n 1)"
+python3 -c 'import cv2, numpy; print("# python3", __import__("sys").version.split()[0], "cv2", cv2.__version__, "numpy", numpy.__version__)' 2>&1
+rc=0
+case $mode in
+peers)
+    "$FFMPEG" -hide_banner -version | head -n 1
+    (cd "$P" && sha256sum -c --quiet SHA256SUMS) && echo "clips: carried intact" || rc=1
+    echo; echo "## photos (OpenCV script, ffmpeg)"
+    python3 tests/bench/photos.py --backends "" --ffmpeg "$FFMPEG" --jobs "$JOBS" --runs "$RUNS" \
+        --log "$OUT" "$P/photos" || rc=1
+    echo; echo "## video (ffmpeg, OpenCV script)"
+    BACKENDS="" PY=python3 LOG=$OUT bash tests/bench/video_real.sh \
+        "$P/video/bbb1080.mp4" "$P/video/bbb2160.mp4" || rc=1 ;;
+gpuedge)
+    "$GPUEDGE" --version 2>&1 | head -n 4
+    # BENCH_MEDIA: clips made already (a test run); else made afresh
+    M=${BENCH_MEDIA:-/tmp/bench-media/video}
+    [ -n "${BENCH_MEDIA:-}" ] || rm -rf "$M"
+    mkdir -p "$M"
+    t0=$(date +%s.%N)
+    sh tests/bench/fetch_realdata.sh --clips "$P/video/bbb720.mp4" "$M" || rc=1
+    echo "clips made in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+    if (cd "$M/.." && sha256sum -c --quiet "$P/SHA256SUMS" 2>/dev/null); then
+        echo "clips: the same bytes as made on the CPU machine (and carried in the peers call)"
+    else
+        echo "note: the clips differ from the CPU machine's (x264/swscale on this CPU): the" \
+             "peers call's ffmpeg figures are on other bytes of the same footage"
+    fi
+    echo; echo "## photos (gpuedge GPU and CPU backends, OpenCV script)"
+    bes=gpu,cpu
+    # nvJPEG when the payload carries its library (GPUEDGE_NVJPEG, env.sh)
+    if [ -n "${GPUEDGE_NVJPEG:-}" ] && "$GPUEDGE" --help 2>&1 | grep -q -- --jpeg-decoder; then
+        bes=gpu,gpu:--jpeg-decoder=nvjpeg,cpu
+    fi
+    python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
+        --runs "$RUNS" --backends "$bes" --log "$OUT" "$P/photos" || rc=1
+    echo; echo "## video (gpuedge)"
+    # the OpenCV script again on 100 frames a clip: a same-call ratio
+    FFMPEG=none PY=python3 CV_FRAMES=${CV_FRAMES:-100} LOG=$OUT bash tests/bench/video_real.sh \
+        "$M/bbb1080.mp4" "$M/bbb2160.mp4" || rc=1 ;;
+big)
+    "$GPUEDGE" --version 2>&1 | head -n 4
+    ph=$(ls "$P"/photos/* | head -n 1)
+    echo "## one photo as a whole process: $(basename "$ph"), $(wc -c <"$ph") bytes"
+    for be in gpu cpu; do
+        ts=()
+        for _ in 1 2 3 4 5; do
+            t0=$(date +%s.%N)
+            "$GPUEDGE" -q -y --backend=$be "$ph" /tmp/big.png || rc=1
+            ts+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')")
+        done
+        echo "gpuedge --backend=$be: ${ts[*]} s; PNG $(wc -c </tmp/big.png) bytes"
+        "$GPUEDGE" -q -y --backend=$be --report "$ph" /tmp/big.png
+    done
+    python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs 1 --runs 5 \
+        --log "$OUT" "$ph" || rc=1 ;;
+*) echo "device_run: unknown mode $mode" >&2; exit 2 ;;
+esac
+echo "# device_run $mode rc=$rc"
+exit $rc
