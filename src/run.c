@@ -1305,7 +1305,9 @@ int run_main(cli_opts *o)
     probe_gpu = o->backend != CLI_BACKEND_CPU &&
                 !(o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
                   o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(&c));
-    if (probe_gpu)
+    /* GPUEDGE_STARTUP=serial: probe first, open after, as before issue 11
+     * (to measure what the overlap saves, in one binary) */
+    if (probe_gpu && !(getenv("GPUEDGE_STARTUP") && !strcmp(getenv("GPUEDGE_STARTUP"), "serial")))
         probe = gpu_probe_start(o->device, o->jpeg_decoder != CLI_JPEG_NVJPEG);
 
     /* Several images: decode ahead and encode behind on all cores (stb is

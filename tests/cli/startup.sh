@@ -90,6 +90,16 @@ grep -q 'clip\.mp4: video and encoder opened in [0-9]* ms while CUDA initialises
     ok "-v: video and encoder opened while CUDA initialises" ||
     { not_ok "-v: no early-open note (exit $RC)"; show_err; }
 rm -f out.mkv
+ge --backend=cpu --threads 2 "$CLIP" ref.mkv
+export GPUEDGE_STARTUP=serial
+ge -v --threads 2 --hwdec=none "$CLIP" out.mkv
+[ "$RC" -eq 0 ] && cmp -s ref.mkv out.mkv && ok "GPUEDGE_STARTUP=serial: same bytes" ||
+    { not_ok "GPUEDGE_STARTUP=serial: exit $RC or bytes differ"; show_err; }
+[ "$RC" -eq 0 ] && ! grep -q 'while CUDA initialises' "$ERR" &&
+    ok "GPUEDGE_STARTUP=serial: nothing opened early" ||
+    { not_ok "GPUEDGE_STARTUP=serial: exit $RC, or an early open"; show_err; }
+unset GPUEDGE_STARTUP
+rm -f out.mkv ref.mkv
 
 # ---- failures: the usual messages, once, and nothing left behind
 if have_gpu; then
