@@ -1004,6 +1004,11 @@ void vid_get_info(const vid_reader *r, vid_info *info)
     info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
 }
 
+int vid_hwdec_active(const vid_reader *r)
+{
+    return r && r->hw != NULL;
+}
+
 long vid_corrupt_count(const vid_reader *r)
 {
     if (!r)
