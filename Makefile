@@ -207,11 +207,11 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/image_io src/image_in_png src/image_in_jpeg src/png_out src/safeout \
-                  src/util src/reference src/taps third_party/stb_impl
-FUZZ_LIBS_image = $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
+FUZZ_OBJS_image = src/image_io src/image_av src/image_in_png src/image_in_jpeg src/png_out \
+                  src/safeout src/util src/reference src/taps third_party/stb_impl
+FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli src/util
-FUZZ_OBJS_video = src/video_io src/safeout src/util src/reference src/taps
+FUZZ_OBJS_video = src/video_io src/image_av src/safeout src/util src/reference src/taps
 FUZZ_LIBS_video = $(PKG_LIBS)
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

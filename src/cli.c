@@ -75,8 +75,11 @@ void cli_usage(FILE *fp)
 "Turn images and videos into edge maps: greyscale, separable Gaussian blur,\n"
 "Sobel magnitude, 8-bit edge map and a 256-bin histogram, on the GPU (CUDA)\n"
 "or on the CPU backend.  The output format follows OUTPUT's extension:\n"
-"images .png .jpg .jpeg .bmp .tga .pgm; videos .mkv (FFVHuff, lossless)\n"
-".mp4 (H.264) .y4m; image sequences as a pattern such as e_%05d.png.\n"
+"images .png .jpg .jpeg .bmp .tga .pgm .tif/.tiff .webp (lossless); videos\n"
+".mkv (FFVHuff, lossless) .mp4 (H.264) .y4m; image sequences as a pattern\n"
+"such as e_%05d.png.  Image inputs: PNG, JPEG, BMP, TGA, GIF, PSD, HDR, PIC,\n"
+"PNM, and through libavcodec WebP, TIFF, JPEG 2000, OpenEXR, QOI, JPEG-LS,\n"
+"PCX, SGI, Sun raster, XBM, XPM, XWD, DDS, PFM, PHM, PAM, DPX, PGX.\n"
 "\n"
 "Edge map:\n"
 "      --sigma S           Gaussian sigma: 0 (no blur) or 0.1..16 [1.0]\n"
@@ -121,7 +124,8 @@ void cli_usage(FILE *fp)
 "Files and batches:\n"
 "  -o, --output-dir DIR    batch mode: write DIR/<name>.<format> per input\n"
 "      --format EXT        batch output format for the inputs it fits (an\n"
-"                          image format for images, mkv/mp4/y4m for videos)\n"
+"                          image format: png jpg bmp tga pgm tiff webp; or\n"
+"                          mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
 "      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
 "                          slowest); libdeflate's levels [1]\n"
@@ -359,12 +363,13 @@ int cli_parse(int argc, char **argv, cli_opts *o)
         case OPT_FORMAT: {
             const char *f = optarg[0] == '.' ? optarg + 1 : optarg;
             static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm",
+                                             "tif", "tiff", "webp",
                                              "mkv", "mp4", "y4m", NULL};
             int i;
             for (i = 0; ok[i] && strcasecmp(f, ok[i]); i++)
                 ;
             if (!ok[i])
-                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga, pgm, mkv, mp4 or y4m", optarg);
+                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga, pgm, tiff, webp, mkv, mp4 or y4m", optarg);
             o->format = f;
             break;
         }

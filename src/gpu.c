@@ -94,3 +94,83 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* the probe on a thread of its own (issue 11, start-up)                     */
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+struct gpu_probe_job {
+    pthread_t th;
+    int device, rc;
+    gpu_info info;
+    char why[256];
+    double t_ready; /* ge_now() when the probe ended */
+    int done;       /* set (atomically) when it ended */
+};
+
+static void *probe_main(void *arg)
+{
+    gpu_probe_job *j = arg;
+    j->rc = gpu_probe(j->device, &j->info, j->why, sizeof j->why);
+    if (j->rc == 0)
+        /* the primary context exists now (cudaSetDevice); cudaFree(0) is
+         * the documented way to finish creating it before anyone waits */
+        cudaFree(0);
+    j->t_ready = ge_now();
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+gpu_probe_job *gpu_probe_start(int device, int eager)
+{
+    gpu_probe_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->device = device;
+    /* CUDA 12.2+ loads each kernel lazily at its first launch, i.e. on
+     * the first frame, on the critical path.  Loading our few kernels
+     * with the context moves that cost into this thread, which runs while
+     * the input and the encoder open.  A user's setting wins (and lets
+     * the two be compared: CUDA_MODULE_LOADING=LAZY).  Not with nvJPEG
+     * (eager: false): its library holds many kernels we never launch.
+     * setenv races with getenv in other threads: hence "before any other
+     * thread starts" (the signal thread calls neither). */
+    if (eager)
+        setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    if (pthread_create(&j->th, NULL, probe_main, j)) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+int gpu_probe_done(const gpu_probe_job *j)
+{
+    return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready)
+{
+    gpu_probe_job *j = *jp;
+    int rc;
+    *jp = NULL;
+    pthread_join(j->th, NULL);
+    /* the thread's current device does not carry over: make it current
+     * here too, as gpu_probe would have (cheap: the context exists) */
+    if (j->rc == 0 && cudaSetDevice(j->device) != cudaSuccess) {
+        cudaGetLastError();
+        j->rc = -1;
+        snprintf(j->why, sizeof j->why, "CUDA device %d unusable", j->device);
+    }
+    *info = j->info;
+    snprintf(why, n, "%s", j->why);
+    if (t_ready)
+        *t_ready = j->t_ready;
+    rc = j->rc;
+    free(j);
+    return rc;
+}

@@ -21,6 +21,23 @@ typedef struct gpu_info {
  * ("no CUDA device found", "CUDA driver too old (...)", ...). */
 int gpu_probe(int device, gpu_info *info, char *why, size_t n);
 
+/* The same probe on a thread of its own, so that CUDA initialises while
+ * the caller opens its input and output (issue 11, start-up).  Call
+ * gpu_probe_start before the process starts other threads (it may setenv
+ * CUDA_MODULE_LOADING=EAGER when eager and the variable is unset) and
+ * with signals already blocked (SPEC §6: the thread and CUDA's inherit
+ * the mask); NULL
+ * when no thread could start (then call gpu_probe).  gpu_probe_wait joins
+ * it, makes the device current on the calling thread and returns what
+ * gpu_probe would have, with the time the probe ended (ge_now) in
+ * *t_ready (may be NULL); it frees the job and sets *jp to NULL.  Every
+ * started job must be waited for. */
+typedef struct gpu_probe_job gpu_probe_job;
+gpu_probe_job *gpu_probe_start(int device, int eager);
+/* Has it ended (without waiting)?  1 / 0. */
+int gpu_probe_done(const gpu_probe_job *j);
+int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready);
+
 /* Versions only (for --version); never fails. */
 void gpu_versions(int *runtime_version, int *driver_version);
 

@@ -32,6 +32,7 @@
 struct hw_dec {
     AVBufferRef *dev;    /* AVHWDeviceContext (CUDA) */
     cudaStream_t stream; /* owned by dev (freed with it) */
+    int device;
 };
 
 typedef struct hw_token {
@@ -104,6 +105,7 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
         snprintf(why, n, "CUDA device %d: %s", device, cudaGetErrorString(ce));
         goto fail;
     }
+    h->device = device;
     snprintf(name, sizeof name, "%d", device);
     err = av_hwdevice_ctx_create(&h->dev, AV_HWDEVICE_TYPE_CUDA, name, NULL,
                                  AV_CUDA_USE_PRIMARY_CONTEXT);
@@ -218,6 +220,10 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
         *why = "out of memory";
         return -1;
     }
+    /* the reader may run on a thread other than the one that opened it
+     * (vsource.c hands segment 0's reader to a decoder thread): the event
+     * must be made on the stream's device */
+    cudaSetDevice(h->device);
     if (cudaEventCreateWithFlags(&t->ready, cudaEventDisableTiming) != cudaSuccess ||
         cudaEventRecord(t->ready, h->stream) != cudaSuccess) {
         cudaGetLastError();
@@ -234,4 +240,15 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
     fr->release = hw_release;
     fr->release_ctx = t;
     return 0;
+}
+
+size_t hw_frame_bytes(const src_frame *fr)
+{
+    const hw_token *t = fr->release == hw_release ? fr->release_ctx : NULL;
+    size_t n = 0;
+    if (!t || !t->frame)
+        return 0;
+    for (int i = 0; i < AV_NUM_DATA_POINTERS && t->frame->buf[i]; i++)
+        n += t->frame->buf[i]->size;
+    return n;
 }

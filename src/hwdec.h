@@ -56,5 +56,8 @@ int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g,
  * through fr->release, records fr->ready on the hw stream, and marks fr
  * on_device.  Returns 0, or -1 with *why set (frame left as it was). */
 int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why);
+/* GPU memory a device frame made by hw_take holds (its CUDA frame pool
+ * buffers: NV12 about 1.5 x pitch x height); 0 for any other frame. */
+size_t hw_frame_bytes(const src_frame *fr);
 
 #endif

@@ -19,6 +19,7 @@
  * pixels uninitialised.  We parse the PNM header ourselves to fix all three.
  */
 #include "image_io.h"
+#include "image_av.h"
 #include "image_in_jpeg.h"
 #include "image_in_png.h"
 #include "png_out.h"
@@ -54,6 +55,10 @@ int img_format_from_path(const char *path)
         return IMG_FMT_TGA;
     if (strcmp(ext, "pgm") == 0)
         return IMG_FMT_PGM;
+    if (strcmp(ext, "tif") == 0 || strcmp(ext, "tiff") == 0)
+        return IMG_FMT_TIFF;
+    if (strcmp(ext, "webp") == 0)
+        return IMG_FMT_WEBP;
     return IMG_FMT_UNKNOWN;
 }
 
@@ -66,7 +71,10 @@ int img_probe(const char *path)
 
 int img_probe_size(const char *path, int *width, int *height)
 {
-    int w, h, c;
+    int w, h, c, r;
+    /* libavcodec's formats first: stb's TGA test takes almost anything */
+    if ((r = imgav_probe_file(path, width, height)) >= 0)
+        return r;
     if (!path || strcmp(path, "-") == 0 || !stbi_info(path, &w, &h, &c))
         return 0;
     if (width)
@@ -900,6 +908,10 @@ int img_load_mem(const void *buf, size_t n, const char *name, img_image *img)
         load_error(name, strerror(EINVAL));
         return -1;
     }
+    /* What stb and the PNG/JPEG decoders do not read: libavcodec
+     * (image_av.c), chosen by the file's first bytes. */
+    if (imgav_sniff(buf, n))
+        return imgav_load_mem(buf, n, name, decode_limit, img);
     switch (buf ? sniff(buf, n) : IMG_IN_STB) {
     case IMG_IN_PNG:
         rc = load_png(buf, n, name, img);
@@ -1006,6 +1018,9 @@ int img_write(so_file *out, int fmt, const uint8_t *grey, int width,
         return -1;
     if (fmt == IMG_FMT_PGM)
         return write_pgm(out, grey, width, height, pitch);
+    if (fmt == IMG_FMT_TIFF || fmt == IMG_FMT_WEBP)
+        return imgav_write(out, fmt == IMG_FMT_TIFF ? IMGAV_OUT_TIFF : IMGAV_OUT_WEBP,
+                           grey, width, height, pitch);
 
     /* Only the PNG writer takes a stride; the others want packed rows. */
     if (fmt != IMG_FMT_PNG && pitch != width) {

@@ -23,7 +23,8 @@ typedef struct img_image {
 
 enum img_format {
     IMG_FMT_UNKNOWN = -1,
-    IMG_FMT_PNG, IMG_FMT_JPG, IMG_FMT_BMP, IMG_FMT_TGA, IMG_FMT_PGM
+    IMG_FMT_PNG, IMG_FMT_JPG, IMG_FMT_BMP, IMG_FMT_TGA, IMG_FMT_PGM,
+    IMG_FMT_TIFF, IMG_FMT_WEBP /* lossless, through libavcodec (image_av.c) */
 };
 
 /* Is this path an image by its extension, and which output format? */

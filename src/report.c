@@ -22,6 +22,7 @@ const char *rep_stage_name(int stage)
 void rep_init(rep_stats *r)
 {
     memset(r, 0, sizeof *r);
+    r->startup_cuda_s = r->startup_engine_s = r->startup_decoded_s = r->startup_written_s = -1;
     pthread_mutex_init(&r->mu, NULL);
 }
 
@@ -121,6 +122,36 @@ static int bounding_stage(const summary *s)
     return best;
 }
 
+/* A start-up figure: seconds, or null / "n/a" when not measured. */
+static void startup_value(FILE *fp, int json, double v)
+{
+    if (v >= 0)
+        fprintf(fp, json ? "%.6f" : "%.3f s", v);
+    else
+        fputs(json ? "null" : "n/a", fp);
+}
+
+/* Start-up (issue 11): what a short clip pays before its frames flow. */
+static void startup_print(const rep_stats *r, int json, FILE *fp)
+{
+    static const char *const name[2][4] = {
+        {"CUDA ready", "engine started", "first frame decoded", "first frame written"},
+        {"cuda_ready_s", "engine_start_s", "first_decoded_s", "first_written_s"}};
+    const double v[4] = {r->startup_cuda_s, r->startup_engine_s, r->startup_decoded_s,
+                         r->startup_written_s};
+    if (r->startup_engine_s < 0)
+        return;
+    fputs(json ? ",\"startup\":{" : "  start-up (from the run's start): ", fp);
+    for (int i = 0; i < 4; i++) {
+        fprintf(fp, json ? "%s\"%s\":" : "%s%s ", i ? (json ? "," : ", ") : "", name[json][i]);
+        startup_value(fp, json, v[i]);
+    }
+    if (json)
+        fprintf(fp, ",\"engine_wall_s\":%.6f}", r->wall_s);
+    else
+        fprintf(fp, "; engine wall %.3f s\n", r->wall_s);
+}
+
 static void json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);
@@ -173,6 +204,7 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
                     "\"stage_sum_ms\":%.6f,\"fps\":%.3f,\"mpx_per_s\":%.3f,\"bound_by\":",
                 r->frames, r->pixels, r->wall_s, sum, fps, mpx);
         json_string(fp, bound >= 0 ? stage_names[bound] : "");
+        startup_print(r, 1, fp);
         if (r->nfiles) {
             fprintf(fp, ",\"files\":[");
             for (size_t i = 0; i < r->nfiles; i++) {
@@ -205,6 +237,7 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             r->frames, r->pixels, r->wall_s, sum / 1e3, fps, mpx);
     if (bound >= 0)
         fprintf(fp, "  bound by: %s\n", stage_names[bound]);
+    startup_print(r, 0, fp);
     if (r->nfiles) {
         fprintf(fp, "  per file (decode start to output committed; files overlap):\n");
         fprintf(fp, "  %8s %10s %10s  %s\n", "frames", "seconds", "fps", "file");

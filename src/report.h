@@ -18,6 +18,11 @@ typedef struct rep_stats {
     size_t n[REP_NSTAGES], cap[REP_NSTAGES];
     long long frames, pixels;
     double wall_s;
+    /* start-up (issue 11): seconds from the run's start (run_main) to CUDA
+     * ready, the engine started, the first frame decoded (handed to the
+     * engine) and the first written; < 0 = not measured (no CUDA: "n/a").
+     * Printed when startup_engine_s >= 0. */
+    double startup_cuda_s, startup_engine_s, startup_decoded_s, startup_written_s;
     const char *backend;   /* "gpu" / "cpu" */
     const char *path;      /* "staged" / "fused" / "cpu" */
     char device[256];

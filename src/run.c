@@ -2,6 +2,7 @@
  * run.c — jobs, the image source and sink, and the run itself.
  */
 #include "run.h"
+#include "image_av.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,6 +86,11 @@ typedef struct run_ctx {
     struct nvj_slot *nvs; /* one per job; only nvj jobs are used */
     int nvj_dev_set;      /* the decode thread made the device current */
     long nvj_hw, nvj_hybrid, nvj_cpu; /* who decoded the JPEGs (decode thread) */
+    /* start-up (issue 11): an encoder opened before the first frame
+     * (early_open) for early_w x early_h; when the first decoded frame
+     * came (decode thread) and the first written (writer, encode pool) */
+    int early_w, early_h;
+    double t_first_decoded, t_first_written;
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -124,7 +130,8 @@ static int add_job(run_ctx *c, const char *input, const char *output)
     return 0;
 }
 
-/* Extensions a directory expands to (what stb_image reads). */
+/* Extensions a directory expands to (what stb_image reads, image_av's
+ * formats, videos). */
 static int is_media_name(const char *name)
 {
     static const char *const ext[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
@@ -137,7 +144,7 @@ static int is_media_name(const char *name)
     for (int i = 0; ext[i]; i++)
         if (!strcmp(e, ext[i]))
             return 1;
-    return 0;
+    return imgav_is_image_ext(e); /* libavcodec's image formats */
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -268,7 +275,7 @@ static int classify_output(job *j)
     j->fmt = img_format_from_path(out);
     if (vid_is_sequence(out)) {
         if (j->fmt == IMG_FMT_UNKNOWN) {
-            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm)");
+            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm .tiff .webp)");
             return -1;
         }
         j->out_kind = OUT_SEQUENCE;
@@ -293,11 +300,11 @@ static int classify_output(job *j)
     }
     if (j->fmt == IMG_FMT_UNKNOWN) {
         if (*e)
-            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm, "
+            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm .tiff .webp, "
                         ".mkv .mp4 .y4m, or a pattern like e_%%05d.png)", e);
         else
             ge_err(out, "no extension to choose the output format by (use .png .jpg .jpeg .bmp "
-                        ".tga .pgm, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
+                        ".tga .pgm .tiff .webp, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
         return -1;
     }
     if (j->video_in) {
@@ -433,16 +440,21 @@ static const char *job_name_cb(void *ctx, int j)
 
 /* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
  * line lists them (SPEC §1.9).  Source thread only. */
-static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+static void note_decoder_name(run_ctx *c, const char *input, int w, int h, int channels,
+                              int bps, const char *d)
 {
-    const char *d = img->decoder ? img->decoder : "?";
     size_t n = strlen(c->decoded_by);
     if (ge_verbose)
-        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input,
-                img->width, img->height, img->channels, img->channels == 1 ? "" : "s",
-                8 * img->bytes_per_sample, d);
+        ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input, w, h, channels,
+                channels == 1 ? "" : "s", 8 * bps, d);
     if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
         snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+}
+
+static void note_decoder(run_ctx *c, const char *input, const img_image *img)
+{
+    note_decoder_name(c, input, img->width, img->height, img->channels, img->bytes_per_sample,
+                      img->decoder ? img->decoder : "?");
 }
 
 /* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
@@ -671,6 +683,8 @@ static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         c->nvj_hw++;
     else
         c->nvj_hybrid++;
+    note_decoder_name(c, j->input, s->pic.width, s->pic.height, s->pic.channels, 1,
+                      s->pic.hardware ? "nvJPEG (hardware)" : "nvJPEG (GPU hybrid)");
     memset(&fr->f, 0, sizeof fr->f);
     fr->f.width = s->pic.width;
     fr->f.height = s->pic.height;
@@ -690,6 +704,28 @@ static int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     fr->duration = 0;
     fr->decode_ms = s->ms;
     return 1;
+}
+
+/* Job ji's video is open in c->vr: its rates and expected frames. */
+static void video_opened(run_ctx *c, int ji)
+{
+    job *j = &c->jobs[ji];
+    vid_info vi;
+    vsrc_get_info(c->vr, &vi);
+    j->tb = vi.time_base;
+    j->fps = vi.frame_rate;
+    j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
+               : vi.duration > 0 && vi.frame_rate.num > 0
+                   ? (long)(vi.duration * av_q2d(vi.frame_rate) + 0.5) : 0;
+    if (c->o->start > 0 && j->total > 0 && vi.frame_rate.num > 0) {
+        /* --start skips about start * fps of them */
+        long skip = (long)(c->o->start * av_q2d(vi.frame_rate) + 0.5);
+        j->total = j->total > skip ? j->total - skip : 0;
+    }
+    if (c->o->frames > 0 && (j->total == 0 || j->total > c->o->frames))
+        j->total = c->o->frames;
+    c->vr_job = ji;
+    j->decoded = 0;
 }
 
 /* The frame source (decode thread): every pending job in order, images
@@ -714,6 +750,8 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
                 fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
                 fr->duration = dur;
                 j->decoded++;
+                if (c->t_first_decoded == 0)
+                    c->t_first_decoded = ge_now();
                 return 1;
             }
             if (r < 0 && !sig_stopped())
@@ -742,6 +780,8 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             int got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
                                        : image_job_frame(c, ji, fr, buf);
             prefetch_more(c);
+            if (got && c->t_first_decoded == 0)
+                c->t_first_decoded = ge_now();
             if (got)
                 return 1;
             j->src_failed = 1;
@@ -756,24 +796,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->src_failed = 1;
             continue;
         }
-        {
-            vid_info vi;
-            vsrc_get_info(c->vr, &vi);
-            j->tb = vi.time_base;
-            j->fps = vi.frame_rate;
-            j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
-                       : vi.duration > 0 && vi.frame_rate.num > 0
-                           ? (long)(vi.duration * av_q2d(vi.frame_rate) + 0.5) : 0;
-            if (c->o->start > 0 && j->total > 0 && vi.frame_rate.num > 0) {
-                /* --start skips about start * fps of them */
-                long skip = (long)(c->o->start * av_q2d(vi.frame_rate) + 0.5);
-                j->total = j->total > skip ? j->total - skip : 0;
-            }
-            if (c->o->frames > 0 && (j->total == 0 || j->total > c->o->frames))
-                j->total = c->o->frames;
-        }
-        c->vr_job = ji;
-        j->decoded = 0;
+        video_opened(c, ji);
     }
 }
 
@@ -878,6 +901,15 @@ typedef struct enc_task {
     uint8_t edge[]; /* width * height */
 } enc_task;
 
+/* Start-up figure: the first output written (writer thread or the
+ * encode pool's, hence the atomic). */
+static void first_written(run_ctx *c)
+{
+    double zero = 0, now = ge_now();
+    __atomic_compare_exchange(&c->t_first_written, &zero, &now, 0, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
+}
+
 static void encode_task(void *arg)
 {
     enc_task *t = arg;
@@ -898,6 +930,7 @@ static void encode_task(void *arg)
     }
     if (c->rep)
         rep_add(c->rep, REP_WRITE, (ge_now() - t0) * 1e3);
+    first_written(c);
     free(t);
 }
 
@@ -919,6 +952,16 @@ static int encode_behind(run_ctx *c, const sink_frame *fr)
         return -1;
     }
     return 0;
+}
+
+static void enc_opts(const run_ctx *c, venc_opts *vo)
+{
+    memset(vo, 0, sizeof *vo);
+    vo->threads = c->o->threads;
+    vo->mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
+    vo->codec = c->o->codec; /* checked by cli_parse */
+    vo->preset = c->o->preset;
+    vo->crf = c->o->crf;
 }
 
 /* The frame sink (writer thread). */
@@ -984,14 +1027,17 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
          * pts: in a stream time base such as 1/1200000 it would squeeze
          * every frame into the first millisecond. */
         int64_t ts = fr->ts != INT64_MIN ? fr->ts : AV_NOPTS_VALUE;
+        if (c->enc && c->early_w && j->frames == 0 &&
+            (fr->width != c->early_w || fr->height != c->early_h)) {
+            /* opened early for the header's size, but the first frame has
+             * another: start again at the frame's, as without early_open */
+            venc_close(&c->enc, 1);
+            so_abort(&c->out);
+        }
+        c->early_w = c->early_h = 0;
         if (!c->enc) {
             venc_opts vo;
-            memset(&vo, 0, sizeof vo);
-            vo.threads = c->o->threads;
-            vo.mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
-            vo.codec = c->o->codec; /* checked by cli_parse */
-            vo.preset = c->o->preset;
-            vo.crf = c->o->crf;
+            enc_opts(c, &vo);
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};
@@ -1015,6 +1061,8 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
     }
     if (c->sink_job >= 0)
         progress(c, j, j->frames, 0);
+    if (!c->sink_failed)
+        first_written(c);
     *write_ms = (ge_now() - t0) * 1e3;
     return 0;
 }
@@ -1072,6 +1120,88 @@ static int open_hist(run_ctx *c)
     return so_write(c->hist, "\n", 1);
 }
 
+/* Start-up (issue 11): while CUDA initialises on its own thread
+ * (gpu_probe_start, ~0.35 s on the H200 machine), open the first job's
+ * video and, for a video output, its encoder and muxer, which the decode
+ * and writer threads would otherwise open only once the engine runs.
+ * With NVDEC possible (--hwdec auto/nvdec) the decoder needs the device,
+ * so only the header is read here (for the encoder's size); the source
+ * opens the video as before (so reading the header is skipped when the
+ * probe already ended: no driver, nothing to overlap).  The encoder is opened for the header's
+ * size; media_put opens it again if the first frame has another.  Only
+ * for a final file written through a temp (never a pipe or a device,
+ * where a header would already be out) and without --keep-partial: an
+ * early output the run abandons (no GPU, a failed step) leaves nothing.
+ * Errors are muted: what fails here is left to the usual path, which
+ * opens it again and reports it, so every message stays as it was. */
+static void early_open(run_ctx *c, const gpu_probe_job *probe)
+{
+    const cli_opts *o = c->o;
+    vid_info vi;
+    struct stat sb;
+    int ji = 0, have = 0;
+    double t = ge_now();
+    job *j;
+
+    while (ji < c->njobs && c->jobs[ji].state != JOB_PENDING)
+        ji++;
+    if (ji == c->njobs || !c->jobs[ji].video_in || sig_stopped())
+        return;
+    j = &c->jobs[ji];
+    ge_err_muted = 1;
+    if (o->hwdec == CLI_HWDEC_NONE) {
+        /* the source's own open (media_next), whichever backend runs */
+        vid_opts vo = {o->start, o->frames, o->rgb, o->threads, 0, 0};
+        vo.hwdec = CLI_HWDEC_NONE;
+        vo.device = o->device;
+        j->t_begin = ge_now();
+        if (vsrc_open(j->input, &vo, &c->vr) == 0) {
+            video_opened(c, ji);
+            c->next_job = ji + 1;
+            vsrc_get_info(c->vr, &vi);
+            have = 1;
+        }
+    } else if (!gpu_probe_done(probe)) {
+        vid_opts vo = {0, -1, o->rgb, 1, 0, 0};
+        vid_reader *hdr = NULL;
+        if (vid_open(j->input, &vo, &hdr) == 0) {
+            vid_get_info(hdr, &vi);
+            vid_close(&hdr);
+            have = 1;
+        }
+    }
+    if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
+        strcmp(j->output, "-") && (stat(j->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode))) {
+        AVRational tb = vi.time_base.num > 0 ? vi.time_base : (AVRational){1, 25};
+        AVRational fps = vi.frame_rate.num > 0 ? vi.frame_rate : (AVRational){25, 1};
+        venc_opts eo;
+        enc_opts(c, &eo);
+        if (so_open(&c->out, j->output, &c->so, c->inputs, c->njobs) == 0 &&
+            venc_open(c->out, j->vext, vi.width, vi.height, tb, fps, &eo, &c->enc) == 0) {
+            c->sink_job = ji;
+            c->early_w = vi.width;
+            c->early_h = vi.height;
+            j->frames = 0;
+        } else {
+            venc_close(&c->enc, 1);
+            so_abort(&c->out);
+        }
+    }
+    ge_err_muted = 0;
+    if (ge_verbose && have)
+        ge_note("%s: %s%s opened in %.0f ms while CUDA initialises", j->input,
+                c->vr ? "video" : "header", c->enc ? " and encoder" : "", (ge_now() - t) * 1e3);
+}
+
+/* An early_open the run never used (it stopped before the engine). */
+static void early_abandon(run_ctx *c)
+{
+    vsrc_close(&c->vr);
+    venc_close(&c->enc, 1);
+    so_abort(&c->out);
+    c->sink_job = -1;
+}
+
 /* --backend=auto's start-up policy (issue #5, BENCHMARKS.md "Start-up").
  * Measured on the H200 machine: CUDA initialisation costs ~0.34 s of wall
  * time before the first frame (gpuedge in.png out.png, 1080p: CPU backend
@@ -1110,9 +1240,10 @@ int run_main(cli_opts *o)
     rep_stats rep;
     chk_stats chk;
     gpu_info gi;
-    int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0;
+    int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0, probe_gpu;
     long long nframes = 0;
-    double t0;
+    double t0, t_run = ge_now(), t_cuda = 0;
+    gpu_probe_job *probe = NULL;
 
     memset(&c, 0, sizeof c);
     pthread_mutex_init(&c.pf_mu, NULL);
@@ -1176,6 +1307,18 @@ int run_main(cli_opts *o)
     po.report = o->report ? &rep : NULL;
     po.check = &chk;
 
+    /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
+     * small image-only runs on the CPU, where starting CUDA would cost more
+     * than the whole computation (auto_wants_gpu).  The probe starts now,
+     * on its own thread, before any other (gpu_probe_start's setenv). */
+    probe_gpu = o->backend != CLI_BACKEND_CPU &&
+                !(o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
+                  o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(&c));
+    /* GPUEDGE_STARTUP=serial: probe first, open after, as before issue 11
+     * (to measure what the overlap saves, in one binary) */
+    if (probe_gpu && !(getenv("GPUEDGE_STARTUP") && !strcmp(getenv("GPUEDGE_STARTUP"), "serial")))
+        probe = gpu_probe_start(o->device, o->jpeg_decoder != CLI_JPEG_NVJPEG);
+
     /* Several images: decode ahead and encode behind on all cores (stb is
      * single-threaded per image).  Best effort: without the pools (no
      * memory or threads) images are decoded and encoded in line. */
@@ -1192,18 +1335,21 @@ int run_main(cli_opts *o)
         prefetch_more(&c);
     }
 
-    /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps
-     * small image-only runs on the CPU, where starting CUDA would cost more
-     * than the whole computation (auto_wants_gpu). */
-    if (o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
-        o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(&c)) {
+    if (probe)
+        early_open(&c, probe); /* while CUDA initialises */
+    if (o->backend != CLI_BACKEND_CPU && !probe_gpu) {
         if (ge_verbose)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
     } else if (o->backend != CLI_BACKEND_CPU) {
         char why[256];
-        if (gpu_probe(o->device, &gi, why, sizeof why) == 0) {
+        int pr = probe ? gpu_probe_wait(&probe, &gi, why, sizeof why, &t_cuda)
+                       : gpu_probe(o->device, &gi, why, sizeof why);
+        if (!t_cuda)
+            t_cuda = ge_now();
+        if (pr == 0) {
             use_gpu = 1;
+            rep.startup_cuda_s = t_cuda - t_run;
             snprintf(rep.device, sizeof rep.device, "%.200s (device %d)", gi.name, o->device);
             if (ge_verbose)
                 ge_note("using %s (compute capability %d.%d)", gi.name, gi.cc_major, gi.cc_minor);
@@ -1246,9 +1392,18 @@ int run_main(cli_opts *o)
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
+    c.job_t0 = t0; /* (an early-opened output's progress line) */
     r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;
+    /* an engine that failed before its sink finished leaves an early
+     * output open: abandoned (the writer thread is joined) */
+    close_output(&c, 1);
+    rep.startup_engine_s = t0 - t_run;
+    if (c.t_first_decoded > 0)
+        rep.startup_decoded_s = c.t_first_decoded - t_run;
+    if (c.t_first_written > 0)
+        rep.startup_written_s = c.t_first_written - t_run;
     /* An engine that stopped early (a signal, a failed sink) never asked
      * the source for the end of the video it was reading: close it here,
      * the decode thread is joined (it left the input open and ~1 MB of
@@ -1304,6 +1459,9 @@ int run_main(cli_opts *o)
     else
         status = GE_EXIT_OK;
 end:
+    if (probe)
+        gpu_probe_wait(&probe, &gi, (char[8]){0}, 8, NULL);
+    early_abandon(&c);
     so_abort(&c.hist);
     wp_destroy(&c.enc_pool);
     wp_destroy(&c.dec_pool); /* images still decoding ahead finish first */

@@ -27,6 +27,7 @@
 #include <libswscale/swscale.h>
 
 #include "hwdec.h"
+#include "image_av.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -151,7 +152,7 @@ int vid_probe(const char *path)
     if (!strcmp(path, "-"))
         return 1;
     e = ge_ext(path, ebuf, sizeof ebuf);
-    if (in_list(e, image_exts))
+    if (in_list(e, image_exts) || imgav_is_image_ext(e))
         return 0;
     if (in_list(e, video_exts))
         return 1;
@@ -1002,6 +1003,11 @@ void vid_get_info(const vid_reader *r, vid_info *info)
         info->duration = -1;
     info->nb_frames = st->nb_frames > 0 ? st->nb_frames : 0;
     info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
+}
+
+int vid_hwdec_active(const vid_reader *r)
+{
+    return r && r->hw != NULL;
 }
 
 long vid_corrupt_count(const vid_reader *r)

@@ -153,6 +153,9 @@ void vid_get_info(const vid_reader *r, vid_info *info);
  * this module installs an av_log callback that counts them, then hands
  * every message to av_log_default_callback). */
 long vid_corrupt_count(const vid_reader *r);
+/* 1 when the reader decodes on NVDEC (it opened a session; a stream the
+ * hwaccel refuses later still goes on in software), else 0. */
+int vid_hwdec_active(const vid_reader *r);
 /* The last frame vid_next returned, in vid_info.time_base units:
  * pts (AV_NOPTS_VALUE when none) and duration (0 when unknown). */
 void vid_last_ts(const vid_reader *r, int64_t *pts, int64_t *duration);

@@ -52,11 +52,29 @@
 #define VS_MEM_BUDGET ((size_t)1 << 30)
 #define VS_HEAD_QUEUE 4
 
+/* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active).
+ * VS_HW_SEGMENTS 0 turns segmenting off for those files (one NVDEC
+ * session, as before this existed) if the GPU test finds it wrong.
+ * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines: 1
+ * session ~540 fps at 1080p, 7 at once ~2,000; BENCHMARKS.md), each with
+ * one libav thread (more gave nothing: the engine is the bound).  Fewer
+ * segments a decoder than in software: each segment opens a session (a
+ * CUDA device context and a CUvideodecoder).  Device frames decoded ahead
+ * each hold one buffer of their session's CUDA frame pool in GPU memory
+ * (hw_frame_bytes: NV12 1.5 x pitch x height, 1080p ~3.1 MB): at most
+ * VS_DEV_BUDGET of them together, and segments short enough that
+ * VS_HW_DECODERS of them fit in it. */
+#define VS_HW_SEGMENTS 1
+#define VS_HW_DECODERS 7
+#define VS_HW_SEGS_PER_DECODER 2
+#define VS_DEV_BUDGET ((size_t)2 << 30)
+
 typedef struct vs_frame {
     struct vs_frame *next;
     src_frame fr;
     host_buf buf;
-    size_t bytes;
+    size_t bytes;     /* host bytes (copied on by vsrc_next) */
+    size_t dev_bytes; /* GPU memory a device frame holds */
     int64_t ts, dur;
     int tainted; /* its decoder had met damaged data by then */
 } vs_frame;
@@ -67,6 +85,7 @@ typedef struct vs_seg {
     vs_frame *head, *tail;
     int qn;
     int done, failed;
+    vid_reader *spent; /* an NVDEC segment's reader, closed later (below) */
 } vs_seg;
 
 struct vsrc {
@@ -77,6 +96,7 @@ struct vsrc {
     vid_reader *first;  /* segment 0's reader, opened by vsrc_open */
     int64_t s0;         /* the stream's start_time (ticks) */
     int dec_threads;    /* libav threads of each decoder */
+    int hw;             /* the decoders are NVDEC sessions */
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -85,7 +105,7 @@ struct vsrc {
     pthread_t *th;
     int nth;
     vs_frame *free_list;
-    size_t buffered;
+    size_t buffered, dev_buffered;
     long corrupt;       /* decoding errors of closed readers */
     int quit;
 
@@ -174,7 +194,7 @@ static int h264_idr(const uint8_t *p, int n, int nal_len)
  * without decoding.  0 with the segments planned in s (nseg >= 2), or -1:
  * not segmentable (nothing printed: the file is then decoded in one go,
  * and vid_open reports what is wrong with it). */
-static int plan(vsrc *s, int ndec)
+static int plan(vsrc *s, int ndec, size_t seg_max)
 {
     AVFormatContext *fc = NULL;
     AVPacket *pkt = av_packet_alloc();
@@ -270,7 +290,9 @@ static int plan(vsrc *s, int ndec)
         limit = (size_t)s->o.max_frames;
     if (limit < 2 * VS_MIN_SEG)
         goto end;
-    target = limit / ((size_t)ndec * VS_SEGS_PER_DECODER);
+    target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
+    if (seg_max && target > seg_max)
+        target = seg_max;
     if (target < VS_MIN_SEG)
         target = VS_MIN_SEG;
 
@@ -353,7 +375,9 @@ static int may_decode(const vsrc *s, int i)
 {
     if (i == s->head)
         return s->segs[i].qn < VS_HEAD_QUEUE;
-    return s->buffered < VS_MEM_BUDGET;
+    /* the next frame may be either kind (NVDEC falls back to software
+     * per stream): both budgets */
+    return s->buffered < VS_MEM_BUDGET && s->dev_buffered < VS_DEV_BUDGET;
 }
 
 static void close_reader(vsrc *s, vid_reader **r)
@@ -363,6 +387,24 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_lock(&s->mu);
     s->corrupt += n;
     pthread_mutex_unlock(&s->mu);
+}
+
+/* NVDEC segments' readers are closed only once the head has passed them
+ * by two segments (under mu; the caller closes what *out gets).  Closing
+ * a reader frees its CUDA frame pool, and a pool buffer still out (a
+ * queued frame, or one in the engine) is then freed by whoever releases
+ * it, with cuMemFree: on the engine's writer thread, once per frame, a
+ * call that may wait for the device.  Kept open, the reader takes the
+ * buffers back into its pool, and closing it later frees them here. */
+static vid_reader *take_spent(vsrc *s)
+{
+    for (int j = 0; j + 2 <= s->head && j < s->nseg; j++)
+        if (s->segs[j].spent) {
+            vid_reader *r = s->segs[j].spent;
+            s->segs[j].spent = NULL;
+            return r;
+        }
+    return NULL;
 }
 
 /* Decodes segment i into its queue.  0, or -1 (the file failed: a
@@ -440,8 +482,17 @@ static int decode_seg(vsrc *s, int i)
         }
         pthread_mutex_lock(&s->mu);
         if (k == 1) {
-            f->bytes = f->fr.f.stride * (size_t)f->fr.f.height;
-            s->buffered += f->bytes;
+            if (f->fr.on_device) {
+                f->bytes = 0;
+                f->dev_bytes = hw_frame_bytes(&f->fr);
+                if (!f->dev_bytes) /* not hwdec's: its luma plane at least */
+                    f->dev_bytes = f->fr.f.stride * (size_t)f->fr.f.height;
+                s->dev_buffered += f->dev_bytes;
+            } else {
+                f->bytes = f->fr.f.stride * (size_t)f->fr.f.height;
+                f->dev_bytes = 0;
+                s->buffered += f->bytes;
+            }
             if (g->tail)
                 g->tail->next = f;
             else
@@ -463,6 +514,12 @@ static int decode_seg(vsrc *s, int i)
             break;
         }
     }
+    if (r && s->hw && rc == 0 && vid_hwdec_active(r)) {
+        pthread_mutex_lock(&s->mu);
+        g->spent = r; /* closed by take_spent or vsrc_close */
+        pthread_mutex_unlock(&s->mu);
+        r = NULL;
+    }
     if (r)
         close_reader(s, &r);
     return rc;
@@ -474,6 +531,12 @@ static void *worker(void *arg)
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
+        vid_reader *old;
+        while ((old = take_spent(s))) {
+            pthread_mutex_unlock(&s->mu);
+            close_reader(s, &old);
+            pthread_mutex_lock(&s->mu);
+        }
         pthread_mutex_unlock(&s->mu);
         rc = decode_seg(s, i);
         pthread_mutex_lock(&s->mu);
@@ -496,6 +559,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
+    size_t seg_max = 0;
 
     *out = NULL;
     if (!s || !(s->path = strdup(path))) {
@@ -514,15 +578,35 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         return -1;
     }
     vid_get_info(s->plain, &s->info);
-    /* host frames from a regular file, two decoders or more: segments,
-     * each decoder with its share of the threads.  Not with NVDEC yet:
-     * a segment decoded ahead would hold its session's surfaces until its
-     * turn, and a hwaccel whose pool runs dry fails the frame (the plan
-     * for it: notes/vsource.md, "How a hardware decoder plugs in"). */
-    if (ndec >= 2 && o->hwdec == VID_HWDEC_NONE && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
-        S_ISREG(sb.st_mode) && plan(s, ndec) == 0) {
+    /* A regular file, two decoders or more: segments.  Software decoders
+     * get their share of the threads each; NVDEC sessions (when the
+     * reader just opened is one) one thread each, at most VS_HW_DECODERS,
+     * their segments short enough for VS_DEV_BUDGET.  When NVDEC was asked
+     * for but this reader decodes in software (the codec, --rgb, no
+     * device), the segments' readers are told so: the same choice without
+     * asking the device again. */
+    if (o->hwdec != VID_HWDEC_NONE && vid_hwdec_active(s->plain)) {
+        s->hw = 1;
+        if (ndec > VS_HW_DECODERS)
+            ndec = VS_HW_DECODERS;
+        if (!VS_HW_SEGMENTS)
+            ndec = 1;
+        if (s->info.width > 0 && s->info.height > 0) {
+            /* NV12 at an aligned pitch (16-bit surfaces hold twice that:
+             * the budget then stops decoders ahead earlier, no more) */
+            size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height * 3 / 2;
+            seg_max = VS_DEV_BUDGET / (fb * (size_t)ndec);
+        }
+    } else {
+        s->o.hwdec = VID_HWDEC_NONE;
+    }
+    if (ndec >= 2 && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && plan(s, ndec, seg_max) == 0) {
         s->ndec = s->nseg < ndec ? s->nseg : ndec;
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
+        if (s->hw)
+            s->dec_threads = 1;
+        vo = s->o;
         vo.threads = s->dec_threads;
         vo.max_frames = -1;
         vid_close(&s->plain);
@@ -547,8 +631,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
             return -1;
         }
         if (ge_verbose)
-            ge_note("%s: %d segments on %d decoders of %d thread%s", path, s->nseg, s->nth,
-                    s->dec_threads, s->dec_threads == 1 ? "" : "s");
+            ge_note("%s: %d segments on %d %sdecoders of %d thread%s", path, s->nseg, s->nth,
+                    s->hw ? "NVDEC " : "", s->dec_threads, s->dec_threads == 1 ? "" : "s");
     }
     *out = s;
     return 0;
@@ -632,6 +716,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
                 g->tail = NULL;
             g->qn--;
             s->buffered -= f->bytes;
+            s->dev_buffered -= f->dev_bytes;
             pthread_cond_broadcast(&s->cv);
             rc = 1;
             break;
@@ -694,6 +779,9 @@ void vsrc_close(vsrc **ps)
         pthread_join(s->th[i], NULL);
     vid_close(&s->plain);
     vid_close(&s->first);
+    for (int i = 0; i < s->nseg; i++)
+        if (s->segs[i].spent)
+            close_reader(s, &s->segs[i].spent);
     for (int i = 0; i < s->nseg; i++)
         for (vs_frame *f = s->segs[i].head, *n; f; f = n) {
             n = f->next;

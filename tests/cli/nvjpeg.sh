@@ -71,6 +71,8 @@ if [ -n "$LIB" ] && have_gpu; then
     fi
     ge -v --jpeg-decoder=nvjpeg --cpu-ref in.jpg out.png
     [ "$RC" -eq 0 ] && [ -s out.png ] && grep -q 'pixels decoded by nvJPEG (hardware) for 1 JPEG,' "$ERR" &&
+        grep -q '^cpu-ref: 1 frame checked, 0 with mismatches (pixels decoded by nvJPEG (hardware))$' "$ERR" &&
+        grep -q '^gpuedge: in\.jpg: 600x400, 3 channels, 8-bit, pixels decoded by nvJPEG (hardware)$' "$ERR" &&
         grep -q 'JPEGs: nvJPEG' "$ERR" &&
         ok "one JPEG through nvJPEG: exit 0, --cpu-ref passes and names the decoder, -v names the backend" ||
         { not_ok "one JPEG through nvJPEG: exit $RC"; show_err; }

@@ -127,6 +127,57 @@ if command -v jpegtran >/dev/null 2>&1 && [ -f "$out/image/base.jpg" ]; then
 fi
 
 # ---------------------------------------------------------------------------
+# Images for libavcodec's decoders (src/image_av.c): tiny files of each
+if "$PYTHON" -c 'import PIL' 2>/dev/null; then
+"$PYTHON" - "$out/image" <<'PY'
+import os, struct, sys
+from PIL import Image
+dst = sys.argv[1]
+rgb = Image.new("RGB", (12, 8))
+rgb.putdata([((x * 21) & 255, (y * 31) & 255, (x * y * 7) & 255) for y in range(8) for x in range(12)])
+rgba = rgb.convert("RGBA"); grey = rgb.convert("L")
+def save(im, name, **kw):
+    im.save(os.path.join(dst, "av_" + name), **kw)
+save(rgb, "lossless.webp", lossless=True); save(rgb, "lossy.webp", quality=50)
+save(rgba, "alpha.webp", quality=50)
+save(rgb, "anim.webp", save_all=True, append_images=[grey.convert("RGB")])
+save(rgb, "lzw.tif", compression="tiff_lzw"); save(grey, "grey.tif")
+save(rgba, "rgba.tif", compression="tiff_adobe_deflate")
+save(rgb.quantize(8), "pal.tif", compression="packbits")
+save(rgb, "pages.tif", save_all=True, append_images=[grey])
+save(rgb.convert("CMYK"), "cmyk.tif")
+save(rgb, "lossless.jp2", irreversible=False); save(grey, "tiny.j2k")
+save(rgb, "rgb.pcx"); save(rgb.quantize(8), "pal.pcx")
+save(rgb, "rle.sgi"); save(rgba, "rgba.dds")
+save(grey.convert("1"), "mono.xbm")
+with open(os.path.join(dst, "av_four.xpm"), "wb") as f:
+    f.write(b'/* XPM */\nstatic char *x[] = {\n"4 2 2 1",\n"a c #ff0000",\n"b c None",\n"abab",\n"baba"\n};\n')
+with open(os.path.join(dst, "av_rgb.pfm"), "wb") as f:
+    f.write(b"PF\n3 2\n-1.0\n" + struct.pack("<18f", *[i / 17.0 for i in range(18)]))
+with open(os.path.join(dst, "av_grey.phm"), "wb") as f:
+    f.write(b"Ph\n3 2\n-1.0\n" + struct.pack("<6e", *[i / 5.0 for i in range(6)]))
+with open(os.path.join(dst, "av_rgba.pam"), "wb") as f:
+    f.write(b"P7\nWIDTH 2\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" + bytes(range(16)))
+with open(os.path.join(dst, "av_ascii.ppm"), "wb") as f:
+    f.write(b"P3\n2 2\n255\n1 2 3 4 5 6 7 8 9 10 11 12\n")
+with open(os.path.join(dst, "av_ascii.pbm"), "wb") as f:
+    f.write(b"P1\n3 2\n1 0 1\n0 1 0\n")
+with open(os.path.join(dst, "av_grey.pgx"), "wb") as f:
+    f.write(b"PG ML + 12 3 2\n" + struct.pack(">6H", 0, 100, 1000, 2000, 3000, 4095))
+PY
+fi
+if command -v ffmpeg >/dev/null 2>&1; then
+    for spec in "qoi rgba" "exr gbrpf32le" "ras bgr24" "xwd bgr0" "jls gray16le" "dpx rgb48be"; do
+        set -- $spec
+        c=
+        [ "$1" = ras ] && c="-c:v sunrast"
+        [ "$1" = jls ] && c="-c:v jpegls"
+        ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=12x8 -frames:v 1 -pix_fmt "$2" \
+            $c "$out/image/av_tiny.$1" </dev/null >/dev/null 2>&1
+    done
+fi
+
+# ---------------------------------------------------------------------------
 # Videos: 3 tiny frames each
 mk() { ffmpeg -nostdin -hide_banner -v error -y "$@" </dev/null >/dev/null 2>&1; }
 if command -v ffmpeg >/dev/null 2>&1; then

@@ -1,0 +1,158 @@
+#!/bin/bash
+# tests/gpu/test_nvseg.sh CLIPDIR — one video decoded in segments on several
+# NVDEC sessions at once (src/vsource.c, issue 11 part 2), on a GPU machine.
+# CLIPDIR holds test_nvseg_clips.sh's clips (made where ffmpeg is).  Prints
+# ok / not ok / skip lines, then timings; logs under $OUT/nvseg.
+#   equal     each clip (H.264 with B-frames, H.264 VFR, HEVC Main10) and
+#             --start / --frames / --threads 3 variants: --hwdec=nvdec in
+#             segments (-v must say "N segments on K NVDEC decoders", K >= 2,
+#             and "NVDEC decoding") == --hwdec=none --threads 1 (one
+#             software decoder): the .y4m edge maps and --hist byte for
+#             byte; the whole-file runs end with the last frame (frame
+#             counts from ffprobe in frames.txt); one .mkv as well
+#   batch     -o DIR over segmented and short clips and a bad file, NVDEC:
+#             each output == its one-at-a-time software run, the bad file
+#             fails alone with one line (exit 1), nothing partial left;
+#             --skip-existing remakes only the missing output
+#   memcheck  compute-sanitizer memcheck over a segmented NVDEC run
+#   timing    seg_1080p.mp4 (1080p H.264, 540 frames) -> /dev/null and
+#             -> .mkv with --report: NVDEC in segments, one NVDEC session
+#             (--threads 1), software (--hwdec=none)
+set -u
+D=${1:?usage: test_nvseg.sh CLIPDIR}
+OUT=${OUT:-/tmp/gpuedge-gpu}
+GPUEDGE=${GPUEDGE:-$(command -v gpuedge || echo ./gpuedge)}
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+TO=${NVSEG_TIMEOUT:-120}
+L=$OUT/nvseg
+mkdir -p "$L"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "ok nvseg: $*"; }
+not_ok() { echo "not ok nvseg: $*"; fails=$((fails + 1)); }
+skip() { echo "skip nvseg: $*"; }
+# ge LOG ARGS...: gpuedge under a timeout, stderr+stdout to LOG; sets RC
+ge() { local log=$1; shift; timeout "$TO" "$GPUEDGE" "$@" >"$log" 2>&1; RC=$?; }
+nframes() { awk -v c="$1" '$1 == c { print $2 }' "$D/frames.txt"; }
+segs() { grep -m1 -o '[0-9]* segments on [0-9]* NVDEC decoders' "$1"; }
+
+if ! nvidia-smi -L >/dev/null 2>&1; then skip "no CUDA device"; exit 0; fi
+[ -f "$D/frames.txt" ] || { not_ok "no clips in $D (tests/gpu/test_nvseg_clips.sh makes them)"; exit 1; }
+
+# ---- equal: NVDEC in segments == one software decoder
+n_var=0
+for clip in h264_seg.mp4 h264_vfr.mkv hevc10_seg.mkv; do
+    f=$D/$clip
+    [ -f "$f" ] || { not_ok "$clip: not carried"; continue; }
+    b=${clip%.*}
+    for v in "" "--start 1.3" "--frames 97" "--start 2.1 --frames 150" "--threads 3"; do
+        n_var=$((n_var + 1))
+        k=$b.$n_var
+        name="$clip${v:+ $v}"
+        ref_v=${v/--threads 3/}
+        ge "$L/$k.sw.log" -y -v --backend=gpu --hwdec=none --threads 1 $ref_v --hist "$T/$k.sw.csv" "$f" "$T/$k.sw.y4m"
+        src=$RC
+        ge "$L/$k.hw.log" -y -v --backend=gpu --hwdec=nvdec $v --hist "$T/$k.hw.csv" "$f" "$T/$k.hw.y4m"
+        hrc=$RC
+        n=$(($(wc -l <"$T/$k.sw.csv" 2>/dev/null || echo 1) - 1))
+        if [ $src != 0 ] || [ $hrc != 0 ]; then
+            not_ok "$name: software exit $src, NVDEC exit $hrc ($(tail -1 "$L/$k.hw.log"))"
+            continue
+        fi
+        sg=$(segs "$L/$k.hw.log")
+        if [ -z "$sg" ] || [ "$(echo "$sg" | awk '{print $4}')" -lt 2 ] || grep -q 'segments on' "$L/$k.sw.log"; then
+            not_ok "$name: not segmented on NVDEC, or the reference was ($(grep -m1 'segments\|decoding' "$L/$k.hw.log"))"
+            continue
+        fi
+        if ! grep -q 'NVDEC decoding' "$L/$k.hw.log" || grep -q 'NVDEC does not take' "$L/$k.hw.log"; then
+            not_ok "$name: segments not all on NVDEC ($(grep -m1 'NVDEC does not\|software' "$L/$k.hw.log"))"
+            continue
+        fi
+        if cmp -s "$T/$k.sw.y4m" "$T/$k.hw.y4m" && cmp -s "$T/$k.sw.csv" "$T/$k.hw.csv" && [ "$n" -gt 0 ]; then
+            ok "$name: $sg == one software decoder, $n frames, edge maps and --hist byte for byte"
+        else
+            not_ok "$name: $sg != one software decoder ($n frames; $(cmp "$T/$k.sw.y4m" "$T/$k.hw.y4m" 2>&1 | head -1); $(cmp "$T/$k.sw.csv" "$T/$k.hw.csv" 2>&1 | head -1))"
+        fi
+        if [ -z "$v" ] || [ "$v" = "--threads 3" ]; then
+            want=$(nframes "$clip")
+            [ "$n" = "$want" ] && ok "$name: every frame to the last ($n of $want, last row $(tail -1 "$T/$k.hw.csv" | cut -d, -f2,3))" ||
+                not_ok "$name: $n frames, the clip has $want"
+        fi
+        rm -f "$T/$k".*.y4m
+    done
+done
+# one .mkv (the default codec; the same --threads both ways)
+f=$D/h264_seg.mp4
+ge "$L/mkv.sw.log" -y --backend=gpu --hwdec=none "$f" "$T/sw.mkv"; src=$RC
+ge "$L/mkv.hw.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/hw.mkv"; hrc=$RC
+{ [ $src = 0 ] && [ $hrc = 0 ] && [ -n "$(segs "$L/mkv.hw.log")" ] && cmp -s "$T/sw.mkv" "$T/hw.mkv"; } &&
+    ok "h264_seg.mp4 -> .mkv: $(segs "$L/mkv.hw.log") == software, byte for byte" ||
+    not_ok "h264_seg.mp4 -> .mkv: exit $src/$hrc, $(segs "$L/mkv.hw.log"), $(cmp "$T/sw.mkv" "$T/hw.mkv" 2>&1 | head -1)"
+rm -f "$T"/*.mkv
+
+# ---- batch: NVDEC over several files == each alone in software; a bad file fails alone
+batch=(h264_seg.mp4 short_a.mp4 bad.mp4 hevc10_seg.mkv short_b.mkv)
+in=(); for c in "${batch[@]}"; do in+=("$D/$c"); done
+mkdir -p "$T/one"
+for c in "${batch[@]}"; do
+    [ "$c" = bad.mp4 ] && continue
+    ge "$L/one.$c.log" -y --backend=gpu --hwdec=none --threads 1 "$D/$c" "$T/one/${c%.*}.y4m"
+    [ $RC = 0 ] || not_ok "batch: $c alone in software: exit $RC"
+done
+ge "$L/batch.log" -v --backend=gpu --hwdec=nvdec --format y4m -o "$T/bat" "${in[@]}"
+brc=$RC
+errs=$(grep -c '^gpuedge: .*bad.mp4' "$L/batch.log")
+same=0
+for c in "${batch[@]}"; do
+    [ "$c" = bad.mp4 ] && continue
+    cmp -s "$T/one/${c%.*}.y4m" "$T/bat/${c%.*}.y4m" && same=$((same + 1))
+done
+left=$(ls -A "$T/bat" | grep -v -x -e h264_seg.y4m -e short_a.y4m -e hevc10_seg.y4m -e short_b.y4m | tr '\n' ' ')
+{ [ $brc = 1 ] && [ "$errs" = 1 ] && [ $same = 4 ] && [ -z "$left" ] && [ -n "$(segs "$L/batch.log")" ]; } &&
+    ok "batch of 5 on NVDEC ($(grep -c 'segments on' "$L/batch.log") segmented): 4 outputs == one at a time in software, bad.mp4 fails alone ($(grep -m1 'bad.mp4' "$L/batch.log" | cut -c1-70)), exit 1, nothing else left" ||
+    not_ok "batch: exit $brc, $errs lines about bad.mp4, $same of 4 equal, left over: $left ($(tail -1 "$L/batch.log"))"
+rm -f "$T/bat/short_a.y4m"
+i0=$(stat -c %i:%Y "$T/bat/h264_seg.y4m")
+ge "$L/skip.log" -q --backend=gpu --hwdec=nvdec --format y4m --skip-existing -o "$T/bat" "${in[@]}"
+{ [ $RC = 1 ] && cmp -s "$T/one/short_a.y4m" "$T/bat/short_a.y4m" && [ "$(stat -c %i:%Y "$T/bat/h264_seg.y4m")" = "$i0" ]; } &&
+    ok "batch --skip-existing on NVDEC: remade the missing output (== software), left the others" ||
+    not_ok "batch --skip-existing: exit $RC ($(tail -1 "$L/skip.log"))"
+rm -rf "$T/bat" "$T/one"
+
+# ---- compute-sanitizer memcheck over a segmented NVDEC run
+if [ -z "$SAN" ]; then
+    skip "compute-sanitizer not found"
+else
+    t0=$(date +%s.%N)
+    timeout 300 "$SAN" --tool memcheck --error-exitcode 99 "$GPUEDGE" -y -v --backend=gpu --hwdec=nvdec \
+        --frames 100 --cpu-ref=8 "$D/h264_seg.mp4" "$T/san.y4m" >"$L/san-memcheck.log" 2>&1
+    rc=$?
+    dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    sum=$(grep -m1 'ERROR SUMMARY' "$L/san-memcheck.log")
+    { [ $rc = 0 ] && [ -n "$(segs "$L/san-memcheck.log")" ] && [ -s "$T/san.y4m" ]; } &&
+        ok "compute-sanitizer memcheck over $(segs "$L/san-memcheck.log") (${dt} s): $sum" ||
+        not_ok "compute-sanitizer memcheck: exit $rc ($sum; $(segs "$L/san-memcheck.log"); $(grep -v '^=' "$L/san-memcheck.log" | tail -2 | tr '\n' ' '))"
+fi
+
+# ---- timings: 1080p H.264
+f=$D/seg_1080p.mp4
+if [ -f "$f" ]; then
+    echo "# timings: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u +%F), $(nproc) CPUs, $(nframes seg_1080p.mp4) frames"
+    for rep in 1 2; do
+        for h in "--hwdec=nvdec" "--hwdec=nvdec --threads 1" "--hwdec=none"; do
+            for o in /dev/null "$T/bench.mkv"; do
+                lg="$L/bench.$rep.$(echo "$h" | tr -dc 'a-z0-9').$(basename "$o").log"
+                t0=$(date +%s.%N)
+                timeout "$TO" "$GPUEDGE" -v -y --backend=gpu $h --report "$f" "$o" >"$lg" 2>&1
+                rc=$?
+                w=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.3f", b-a}')
+                fl=$(grep -m1 'frames ' "$lg" | sed 's/^ *//')
+                sg=$(grep -m1 -o '[0-9]* segments on .*' "$lg")
+                echo "# run $rep $h -> $(basename "$o"): rc=$rc wall $w s ($(awk -v w="$w" -v n="$(nframes seg_1080p.mp4)" 'BEGIN{printf "%.0f", n/w}') fps whole process); ${sg:-not segmented}; $fl"
+            done
+        done
+    done
+fi
+echo "# test_nvseg: $fails failures"
+[ $fails = 0 ]
