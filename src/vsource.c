@@ -643,17 +643,23 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     return 0;
 }
 
-/* Ends the segment decoders and opens one decoder over the whole file
- * (see vsrc.fallback).  0, or -1 (message printed). */
-static int start_fallback(vsrc *s)
+/* Tells the segment decoders to quit and joins them. */
+static void stop_decoders(vsrc *s)
 {
-    vid_opts vo = s->o;
     pthread_mutex_lock(&s->mu);
     s->quit = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < s->nth; i++)
         pthread_join(s->th[i], NULL);
+}
+
+/* Ends the segment decoders and opens one decoder over the whole file
+ * (see vsrc.fallback).  0, or -1 (message printed). */
+static int start_fallback(vsrc *s)
+{
+    vid_opts vo = s->o;
+    stop_decoders(s);
     s->nth = 0;
     vid_close(&s->first);
     s->fallback = 1;
@@ -776,12 +782,7 @@ void vsrc_close(vsrc **ps)
         return;
     s = *ps;
     *ps = NULL;
-    pthread_mutex_lock(&s->mu);
-    s->quit = 1;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    for (int i = 0; i < s->nth; i++)
-        pthread_join(s->th[i], NULL);
+    stop_decoders(s);
     vid_close(&s->plain);
     vid_close(&s->first);
     for (int i = 0; i < s->nseg; i++)

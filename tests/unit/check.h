@@ -33,6 +33,25 @@ static void check_report_(int ok, const char *name, const char *fmt, ...)
     fflush(stdout);
 }
 
+/* The whole of a file, malloc'd (one byte more, so an empty file gives a
+ * buffer too), its length in *n; NULL when it cannot be opened or the
+ * memory is not there. */
+static unsigned char *check_slurp(const char *path, size_t *n) __attribute__((unused));
+static unsigned char *check_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long len;
+    *n = 0;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)len + 1)))
+        *n = fread(b, 1, (size_t)len, f);
+    fclose(f);
+    return b;
+}
+
 /* CHECK(cond, name, fmt, ...): one named assertion with a failure detail. */
 #define CHECK(cond, name, ...) check_report_(!!(cond), (name), __VA_ARGS__)
 #define SKIP(name, reason) (printf("skip %s: %s\n", (name), (reason)), fflush(stdout))

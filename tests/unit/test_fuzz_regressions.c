@@ -36,21 +36,6 @@ static char dir[64];
 // ---------------------------------------------------------------------------
 // Helpers
 
-static unsigned char *slurp(const char *p, size_t *n)
-{
-    FILE *f = fopen(p, "rb");
-    unsigned char *b = NULL;
-    long len;
-    *n = 0;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)len + 1)))
-        *n = fread(b, 1, (size_t)len, f);
-    fclose(f);
-    return b;
-}
-
 static int spill(const char *p, const void *d, size_t n)
 {
     FILE *f = fopen(p, "wb");
@@ -149,7 +134,7 @@ static void test_image_findings(void)
 
         snprintf(path, sizeof path, REG_DIR "%s", findings[i].file);
         snprintf(name, sizeof name, "fuzz regression %s", findings[i].file);
-        d = slurp(path, &n);
+        d = check_slurp(path, &n);
         if (!d) {
             CHECK(0, name, "cannot read %s: %s", path, strerror(errno));
             continue;
@@ -314,7 +299,7 @@ static void test_image_mem(void)
     const char *msg;
     int ra, rb;
 
-    d = slurp("samples/grey.png", &n);
+    d = check_slurp("samples/grey.png", &n);
     ra = img_load("samples/grey.png", &a);
     rb = d ? img_load_mem(d, n, "grey.png", &b) : -1;
     CHECK(ra == 0 && rb == 0 && a.width == b.width && a.height == b.height &&
@@ -371,7 +356,7 @@ static size_t make_y4m(unsigned char *buf, size_t cap)
 
 static int read_all(vid_reader *r, unsigned char *out, size_t cap, int *frames)
 {
-    host_buf hb = { NULL, 0, 0 };
+    host_buf hb = {0};
     src_frame fr;
     size_t used = 0;
     int rc;
@@ -392,7 +377,7 @@ static void test_video_mem(void)
     unsigned char clip[512], a[512], b[512];
     char path[128];
     size_t n = make_y4m(clip, sizeof clip);
-    vid_opts o = { 0, -1, 0, 1 };
+    vid_opts o = {.max_frames = -1, .threads = 1};
     vid_reader *r = NULL;
     const char *msg;
     int fa = 0, fb = 0, ra = -1, rb = -1, x, good = 1;

@@ -44,26 +44,6 @@ static const char *in_dir(const char *name)
     return buf[k];
 }
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *d = NULL;
-    long len;
-    *n = 0;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (d = malloc((size_t)len)) &&
-        fread(d, 1, (size_t)len, f) == (size_t)len)
-        *n = (size_t)len;
-    else {
-        free(d);
-        d = NULL;
-    }
-    fclose(f);
-    return d;
-}
-
 static int spit(const char *path, const void *d, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -112,7 +92,7 @@ static const char *capture_end(void)
         saved_err = -1;
     }
     cap_buf[0] = 0;
-    d = slurp(cap_path, &n);
+    d = check_slurp(cap_path, &n);
     if (d) {
         if (n >= sizeof cap_buf)
             n = sizeof cap_buf - 1;
@@ -133,7 +113,7 @@ static int one_line(const char *s)
 static int read_pnm(const char *path, img_image *m)
 {
     size_t n, pos = 2;
-    unsigned char *d = slurp(path, &n);
+    unsigned char *d = check_slurp(path, &n);
     long v[3];
     int i;
     memset(m, 0, sizeof *m);
@@ -167,7 +147,7 @@ static int read_pnm(const char *path, img_image *m)
 static int read_raw(const char *path, img_image *m)
 {
     size_t n;
-    unsigned char *d = slurp(path, &n);
+    unsigned char *d = check_slurp(path, &n);
     char *nl;
     memset(m, 0, sizeof *m);
     if (!d || !(nl = memchr(d, '\n', n < 64 ? n : 64))) {
@@ -213,7 +193,7 @@ static int same(const img_image *a, const img_image *b, char *why, size_t wn)
 static int load_file(const char *path, img_image *m, const char **msg)
 {
     size_t n;
-    unsigned char *d = slurp(path, &n);
+    unsigned char *d = check_slurp(path, &n);
     int rc;
     capture_start();
     rc = d ? img_load_mem(d, n, path, m) : -1;
@@ -513,7 +493,7 @@ static void test_refusals(void)
     }
     write_source(in_dir("src.ppm"), 64, 48, 0);
     if (sh("cjpeg -quality 90 -outfile '%s' '%s'", jpg, in_dir("src.ppm")) != 0 ||
-        !(d = slurp(jpg, &n))) {
+        !(d = check_slurp(jpg, &n))) {
         CHECK(0, "jpeg refusals", "cjpeg failed");
         return;
     }
@@ -594,7 +574,7 @@ static void test_refusals(void)
      * hit an undefined shift on this file's data): libjpeg-turbo's, one line */
     {
         size_t fn;
-        unsigned char *f = slurp("tests/fuzz/regressions/image-jpeg-fill-before-soi.jpg", &fn);
+        unsigned char *f = check_slurp("tests/fuzz/regressions/image-jpeg-fill-before-soi.jpg", &fn);
         capture_start();
         rc = f ? img_load_mem(f, fn, "fill.jpg", &m) : -2;
         msg = capture_end();
@@ -669,7 +649,7 @@ static void test_threads(void)
     }
     write_source(in_dir("src.ppm"), 311, 199, 0);
     if (sh("cjpeg -quality 90 -progressive -outfile '%s' '%s'", in_dir("t.jpg"), in_dir("src.ppm")) ||
-        !(d = slurp(in_dir("t.jpg"), &n))) {
+        !(d = check_slurp(in_dir("t.jpg"), &n))) {
         CHECK(0, "jpeg threads", "cjpeg failed");
         return;
     }

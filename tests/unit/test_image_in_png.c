@@ -67,26 +67,6 @@ static int one_line(const char *s)
     return nl && nl[1] == 0;
 }
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *d = NULL;
-    long len;
-    *n = 0;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (d = malloc((size_t)len)) &&
-        fread(d, 1, (size_t)len, f) == (size_t)len)
-        *n = (size_t)len;
-    else {
-        free(d);
-        d = NULL;
-    }
-    fclose(f);
-    return d;
-}
-
 // ---------------------------------------------------------------------------
 // The comparison
 
@@ -471,7 +451,7 @@ static void test_dir(const char *dir, int must)
         if (l < 5 || strcmp(e->d_name + l - 4, ".png"))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        data = slurp(path, &n);
+        data = check_slurp(path, &n);
         if (!data) {
             CHECK(0, path, "cannot read");
             continue;
@@ -500,7 +480,7 @@ static void test_regressions(void)
         const char *msg;
         snprintf(path, sizeof path, "tests/fuzz/regressions/%s", files[i]);
         snprintf(name, sizeof name, "png %s: refused by libspng and by img_load_mem, one line", files[i]);
-        d = slurp(path, &n);
+        d = check_slurp(path, &n);
         if (!d) {
             CHECK(0, name, "cannot read %s", path);
             continue;

@@ -283,7 +283,7 @@ static float expect_g(int Y, int b, int full)
 static void check_luma_clip(const clip_spec *s, int bits, int full, const char *tname)
 {
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     float *g = malloc((size_t)s->w * s->h * sizeof *g);
@@ -398,7 +398,7 @@ static void test_luma_clips(void)
 static void test_start_frames(void)
 {
     vid_reader *r = NULL;
-    vid_opts o = {0.1, -1, 0, 0};
+    vid_opts o = {.start = 0.1, .max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int n = 0, rc;
@@ -462,7 +462,7 @@ static void test_rgb_clips(void)
     for (int c = 0; c < 2; c++) {
         const clip_spec *s = clips[c];
         vid_reader *r = NULL;
-        vid_opts o = {0, -1, 0, 0};
+        vid_opts o = {.max_frames = -1};
         host_buf buf = {0};
         src_frame fr;
         char name[128], detail[160] = "";
@@ -510,7 +510,7 @@ static void test_rgb_clips(void)
     /* --rgb on a YUV clip: RGB24 frames, grey picture stays grey-ish */
     {
         vid_reader *r = NULL;
-        vid_opts o = {0, -1, 1, 0};
+        vid_opts o = {.max_frames = -1, .rgb = 1};
         host_buf buf = {0};
         src_frame fr;
         int rc = -1;
@@ -721,7 +721,7 @@ static int read_edges(const char *name, int w, int h, int n, const int64_t *pts,
                       AVRational tb, double mean_tol, char *detail, size_t dn)
 {
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int k = 0, rc, bad = 0;
@@ -977,7 +977,7 @@ static void test_size_change(void)
     so_opts so = {1, 0};
     uint8_t a[10 * 8], b[12 * 6];
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     char msg[512];
@@ -1020,7 +1020,7 @@ static void test_stdin(void)
 {
     int saved = dup(0), fd = open(tpath("edges.y4m"), O_RDONLY);
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int n = 0, rc = -1;
@@ -1111,7 +1111,7 @@ static void test_mp4(void)
     const char *out = tpath("edges.mp4");
     AVRational tb = {1, 1000};
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     int rc;
 
     if (!avcodec_find_encoder_by_name("libx264")) {
@@ -1143,7 +1143,7 @@ static void test_broken(void)
 {
     char msg[2048];
     vid_reader *r = NULL;
-    vid_opts o = {0, -1, 0, 0};
+    vid_opts o = {.max_frames = -1};
     host_buf buf = {0};
     src_frame fr;
     int lines, rc, n;
