@@ -27,13 +27,7 @@ DUMP=$TB/test_image_av
 
 # Debian's python3 has Pillow and numpy; another python3 first on PATH
 # (pyenv) may not.
-PY=
-for p in python3 /usr/bin/python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import PIL, numpy' 2>/dev/null; then
-        PY=$p
-        break
-    fi
-done
+pil_python numpy
 
 # ---------------------------------------------------------------------------
 # Fixtures and what each must decode to ("W H C B\n" + samples, as --dump)

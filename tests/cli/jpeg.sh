@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 G="--backend=cpu"
-PY=
-for p in /usr/bin/python3 python3; do
-    if "$p" -c 'import PIL' 2>/dev/null; then PY=$p; break; fi
-done
+pil_python
 if [ -z "$PY" ]; then
     skip "no python3 with PIL to make JPEGs"
     finish

@@ -204,5 +204,19 @@ have_gpu() {
 
 have_python() { command -v python3 >/dev/null 2>&1; }
 
+# pil_python [MODULES]: sets PY to a python3 that imports Pillow and MODULES
+# (Debian's python3 has them; another python3 first on PATH, pyenv say, may
+# not), else to "".
+pil_python() {
+    PY=
+    for p in python3 /usr/bin/python3; do
+        if command -v "$p" >/dev/null 2>&1 && "$p" -c "import PIL${1:+, $1}" 2>/dev/null; then
+            PY=$p
+            return 0
+        fi
+    done
+    return 1
+}
+
 # Checksum of a file (for "left untouched").
 sum_of() { cksum <"$1"; }

@@ -9,13 +9,7 @@
 G="--backend=cpu -q -y"
 
 # A Python with Pillow and NumPy (the inputs are made with them).
-PY=
-for p in python3 /usr/bin/python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import PIL, numpy' 2>/dev/null; then
-        PY=$p
-        break
-    fi
-done
+pil_python numpy
 if [ -z "$PY" ]; then
     skip "PNG out: no python3 with PIL and numpy (python3-pil, python3-numpy)"
     finish
