@@ -203,7 +203,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 # -fwrapv: stb assumes wrap-around (stb_impl.c; its pragma is GCC's only).
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
-                -Isrc -Ikernels -Itests/fuzz $(PKG_CFLAGS)
+                -Isrc -Ikernels -Itests/fuzz -I$(CUDA_HOME)/include $(PKG_CFLAGS)
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
@@ -211,8 +211,10 @@ FUZZ_OBJS_image = src/image_io src/image_av src/image_in_png src/image_in_jpeg s
                   src/safeout src/util src/reference src/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli src/util
-FUZZ_OBJS_video = src/video_io src/image_av src/safeout src/util src/reference src/taps
-FUZZ_LIBS_video = $(PKG_LIBS)
+# video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
+# for), which needs the CUDA runtime to link.
+FUZZ_OBJS_video = src/video_io src/hwdec src/image_av src/safeout src/util src/reference src/taps
+FUZZ_LIBS_video = $(PKG_LIBS) -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
 # stb's warnings are theirs (-w), as in the main build.  clang's UBSan also

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     vid_opts o;
     vid_reader *r = NULL;
-    host_buf buf = { NULL, 0, 0 };
+    host_buf buf = {0};
     src_frame fr;
     vid_info info;
     uint8_t ctl = size ? data[0] : 0;
