@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int check_failed_;
 
@@ -50,6 +51,44 @@ static unsigned char *check_slurp(const char *path, size_t *n)
         *n = fread(b, 1, (size_t)len, f);
     fclose(f);
     return b;
+}
+
+/* stderr captured while a call runs, so its one-line messages can be
+ * checked: check_capture_start(), the call, then check_capture_end() gives
+ * what it printed (static buffer, up to 4095 bytes).  One anonymous temp
+ * file, reused. */
+static int check_cap_fd_ = -1, check_saved_err_ = -1;
+static void check_capture_start(void) __attribute__((unused));
+static void check_capture_start(void)
+{
+    fflush(stderr);
+    if (check_cap_fd_ < 0) {
+        char p[] = "/tmp/gpuedge-check-stderr.XXXXXX";
+        if ((check_cap_fd_ = mkstemp(p)) < 0)
+            return;
+        unlink(p);
+    }
+    if (ftruncate(check_cap_fd_, 0) != 0 || lseek(check_cap_fd_, 0, SEEK_SET) != 0)
+        return;
+    check_saved_err_ = dup(2);
+    dup2(check_cap_fd_, 2);
+}
+static const char *check_capture_end(void) __attribute__((unused));
+static const char *check_capture_end(void)
+{
+    static char buf[4096];
+    ssize_t n;
+    fflush(stderr);
+    if (check_saved_err_ >= 0) {
+        dup2(check_saved_err_, 2);
+        close(check_saved_err_);
+        check_saved_err_ = -1;
+    }
+    buf[0] = 0;
+    if (check_cap_fd_ >= 0 && lseek(check_cap_fd_, 0, SEEK_SET) == 0 &&
+        (n = read(check_cap_fd_, buf, sizeof buf - 1)) > 0)
+        buf[n] = 0;
+    return buf;
 }
 
 /* CHECK(cond, name, fmt, ...): one named assertion with a failure detail. */

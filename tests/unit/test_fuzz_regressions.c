@@ -48,38 +48,6 @@ static int spill(const char *p, const void *d, size_t n)
     return fclose(f);
 }
 
-/* stderr into a file while a call runs; returns its text (static). */
-static int saved_fd = -1;
-static char cap_path[128];
-
-static void capture_start(void)
-{
-    int fd;
-    snprintf(cap_path, sizeof cap_path, "%s/stderr.txt", dir);
-    fflush(stderr);
-    saved_fd = dup(2);
-    fd = open(cap_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static const char *capture_end(void)
-{
-    static char buf[4096];
-    size_t n = 0;
-    FILE *f;
-    fflush(stderr);
-    dup2(saved_fd, 2);
-    close(saved_fd);
-    buf[0] = '\0';
-    if ((f = fopen(cap_path, "r"))) {
-        n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-    }
-    buf[n] = '\0';
-    unlink(cap_path);
-    return buf;
-}
 
 static int one_line(const char *msg)
 {
@@ -144,9 +112,9 @@ static void test_image_findings(void)
          * too, in its own words. */
         if (strstr(findings[i].file, "jpeg")) {
             char tname[300];
-            capture_start();
+            check_capture_start();
             rc = img_load_mem(d, n, findings[i].file, &img);
-            msg = capture_end();
+            msg = check_capture_end();
             snprintf(tname, sizeof tname, "fuzz regression %s: libjpeg-turbo refuses it",
                      findings[i].file);
             CHECK(rc == -1 && !img.pixels && one_line(msg) &&
@@ -155,10 +123,10 @@ static void test_image_findings(void)
             img_set_jpeg_decoder(IMG_JPEG_STB);
         }
         alarm(20);
-        capture_start();
+        check_capture_start();
         rc = img_load(path, &img);
         rc2 = img_load_mem(d, n, findings[i].file, &img);
-        msg = capture_end();
+        msg = check_capture_end();
         alarm(0);
         img_set_jpeg_decoder(IMG_JPEG_TURBO);
         CHECK(rc == -1 && rc2 == -1 && !img.pixels && !img.width &&
@@ -263,9 +231,9 @@ static void test_png_empty_idat(void)
         const char *msg;
         m.p[at] = 0x7f;
         m.p[at + 1] = m.p[at + 2] = m.p[at + 3] = 0xff;
-        capture_start();
+        check_capture_start();
         ra = img_load_mem(m.p, m.n, "long-idat.png", &a);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(ra == -1 && strstr(msg, "long-idat.png: cannot read image: file is truncated") &&
                   one_line(msg),
               "PNG IDAT longer than the file: truncated", "rc=%d '%s'", ra, msg);
@@ -280,9 +248,9 @@ static void test_png_empty_idat(void)
      * ge_err keeps them on one line) */
     {
         const char *msg;
-        capture_start();
+        check_capture_start();
         rb = img_load(REG_DIR "image-png-empty-idat.png", &b);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rb == -1 && !b.pixels && one_line(msg) &&
                   strstr(msg, "image-png-empty-idat.png: cannot read image: "),
               "fuzz regression image-png-empty-idat.png", "rc=%d '%s'", rb, msg);
@@ -311,10 +279,10 @@ static void test_image_mem(void)
     if (rb == 0)
         img_free(&b);
 
-    capture_start();
+    check_capture_start();
     ra = img_load_mem("", 0, NULL, &a);
     rb = img_load_mem(NULL, 5, "null", &b);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(ra == -1 && rb == -1 && strstr(msg, "(memory): cannot read image: file is empty") &&
               strstr(msg, "null: cannot read image: "),
           "img_load_mem: empty and NULL buffers fail", "'%s'", msg);
@@ -322,9 +290,9 @@ static void test_image_mem(void)
     /* the decode limit: grey.png needs w*h bytes */
     if (d) {
         img_set_decode_limit(1000);
-        capture_start();
+        check_capture_start();
         ra = img_load_mem(d, n, "grey.png", &a);
-        msg = capture_end();
+        msg = check_capture_end();
         img_set_decode_limit(0);
         rb = img_load_mem(d, n, "grey.png", &b);
         CHECK(ra == -1 && strstr(msg, "image too large") && rb == 0,
@@ -420,11 +388,11 @@ static void test_video_mem(void)
         int rj, re, rn;
         for (x = 0; x < (int)sizeof junk; x++)
             junk[x] = (unsigned char)(x * 2654435761u >> 11);
-        capture_start();
+        check_capture_start();
         rj = vid_open_mem(junk, sizeof junk, "junk.bin", &o, &r);
         re = vid_open_mem(clip, 0, "empty.y4m", &o, &r);
         rn = vid_open_mem(NULL, 0, NULL, &o, &r);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rj == -1 && re == -1 && rn == -1 && r == NULL &&
                   strstr(msg, "junk.bin: cannot ") &&
                   strstr(msg, "empty.y4m: cannot open video: file is empty") &&
@@ -434,10 +402,10 @@ static void test_video_mem(void)
 
     /* a clip cut short: the frames that are there, no crash */
     if (vid_open_mem(clip, n - 30, "cut.y4m", &o, &r) == 0) {
-        capture_start();
+        check_capture_start();
         rb = read_all(r, b, sizeof b, &fb);
         vid_close(&r);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rb >= -1 && fb == 2, "vid_open_mem: truncated clip", "rc=%d frames %d '%s'",
               rb, fb, msg);
     } else {

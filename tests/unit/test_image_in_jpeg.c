@@ -64,44 +64,6 @@ static int sh(const char *fmt, ...)
     return system(cmd);
 }
 
-static char cap_path[80];
-static int saved_err = -1;
-static char cap_buf[4096];
-
-static void capture_start(void)
-{
-    int fd;
-    fflush(stderr);
-    snprintf(cap_path, sizeof cap_path, "%s/stderr.txt", dir);
-    fd = open(cap_path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    if (fd < 0)
-        return;
-    saved_err = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static const char *capture_end(void)
-{
-    size_t n = 0;
-    unsigned char *d;
-    fflush(stderr);
-    if (saved_err >= 0) {
-        dup2(saved_err, 2);
-        close(saved_err);
-        saved_err = -1;
-    }
-    cap_buf[0] = 0;
-    d = check_slurp(cap_path, &n);
-    if (d) {
-        if (n >= sizeof cap_buf)
-            n = sizeof cap_buf - 1;
-        memcpy(cap_buf, d, n);
-        cap_buf[n] = 0;
-        free(d);
-    }
-    return cap_buf;
-}
 
 static int one_line(const char *s)
 {
@@ -195,9 +157,9 @@ static int load_file(const char *path, img_image *m, const char **msg)
     size_t n;
     unsigned char *d = check_slurp(path, &n);
     int rc;
-    capture_start();
+    check_capture_start();
     rc = d ? img_load_mem(d, n, path, m) : -1;
-    *msg = capture_end();
+    *msg = check_capture_end();
     free(d);
     return rc;
 }
@@ -511,9 +473,9 @@ static void test_refusals(void)
             c[i + 1] = 0xc1;
             c[i + 4] = 12;
         }
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(c, n, "twelve.jpg", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(i + 4 < n && rc == -1 && !m.pixels && one_line(msg) &&
                   strstr(msg, "twelve.jpg: cannot read image: 12-bit JPEG is not supported"),
               "jpeg 12-bit: refused with one line", "rc %d '%s'", rc, msg);
@@ -522,9 +484,9 @@ static void test_refusals(void)
             c[i + 1] = 0xc3;
             c[i + 4] = 8;
         }
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(c, n, "lossless.jpg", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && one_line(msg) && strstr(msg, "lossless.jpg: cannot read image: unsupported JPEG process"),
               "jpeg lossless: refused with one line", "rc %d '%s'", rc, msg);
         free(c);
@@ -536,9 +498,9 @@ static void test_refusals(void)
         char bad[4096] = "";
         for (i = 1; i < 10; i++) {
             size_t cut = n * i / 10;
-            capture_start();
+            check_capture_start();
             rc = img_load_mem(d, cut, "cut.jpg", &m);
-            msg = capture_end();
+            msg = check_capture_end();
             if (rc != -1 || m.pixels || !one_line(msg) || !strstr(msg, "cut.jpg: cannot read image: ")) {
                 ok = 0;
                 snprintf(bad, sizeof bad, "cut at %zu: rc %d '%s'", cut, rc, msg);
@@ -547,9 +509,9 @@ static void test_refusals(void)
                 img_free(&m);
         }
         CHECK(ok, "jpeg truncated: one line, no pixels", "%s", bad);
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(d, n - 200, "cut.jpg", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && strstr(msg, "cut.jpg: cannot read image: file is truncated"),
               "jpeg truncated in the scan: 'file is truncated'", "rc %d '%s'", rc, msg);
     }
@@ -562,9 +524,9 @@ static void test_refusals(void)
         c[sof + 6] = 0; /* height 0 */
         c[sof + 7] = 0;
         c[sof + 8] = 0; /* width 0 */
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(c, n, "zero.jpg", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && one_line(msg) && strstr(msg, "zero.jpg: cannot read image: "),
               "jpeg zero size: one line", "rc %d '%s'", rc, msg);
         free(c);
@@ -575,9 +537,9 @@ static void test_refusals(void)
     {
         size_t fn;
         unsigned char *f = check_slurp("tests/fuzz/regressions/image-jpeg-fill-before-soi.jpg", &fn);
-        capture_start();
+        check_capture_start();
         rc = f ? img_load_mem(f, fn, "fill.jpg", &m) : -2;
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && !m.pixels && one_line(msg) &&
                   strstr(msg, "fill.jpg: cannot read image: corrupt JPEG"),
               "jpeg fuzz regression image-jpeg-fill-before-soi.jpg: libjpeg-turbo refuses it",
@@ -587,9 +549,9 @@ static void test_refusals(void)
 
     /* the decode limit, from the header: 64x48x3 = 9216 bytes */
     img_set_decode_limit(9215);
-    capture_start();
+    check_capture_start();
     rc = img_load_mem(d, n, "limit.jpg", &m);
-    msg = capture_end();
+    msg = check_capture_end();
     img_set_decode_limit(0);
     CHECK(rc == -1 && one_line(msg) && strstr(msg, "limit.jpg: cannot read image: image too large (64x48)"),
           "jpeg decode limit enforced from the header", "rc %d '%s'", rc, msg);
@@ -601,9 +563,9 @@ static void test_refusals(void)
         memcpy(c, d, n - 2);
         c[n - 2] = 0x12; c[n - 1] = 0x34; c[n] = 0x56; /* junk before EOI */
         c[n + 1] = 0xff; c[n + 2] = 0xd9;
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(c, n + 3, "junk.jpg", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == 0 && m.width == 64 && !msg[0], "jpeg extraneous bytes: decoded, quietly", "rc %d '%s'", rc, msg);
         if (rc == 0)
             img_free(&m);

@@ -28,38 +28,6 @@
 // ---------------------------------------------------------------------------
 // stderr capture (for the one-line messages)
 
-static char cap_path[] = "/tmp/test_image_in_png.XXXXXX";
-static int cap_fd = -1, saved_err = -1;
-static char cap_buf[4096];
-
-static void capture_start(void)
-{
-    fflush(stderr);
-    if (cap_fd < 0)
-        cap_fd = mkstemp(cap_path);
-    if (cap_fd < 0)
-        return;
-    if (ftruncate(cap_fd, 0) != 0 || lseek(cap_fd, 0, SEEK_SET) != 0)
-        return;
-    saved_err = dup(2);
-    dup2(cap_fd, 2);
-}
-
-static const char *capture_end(void)
-{
-    ssize_t n;
-    fflush(stderr);
-    if (saved_err >= 0) {
-        dup2(saved_err, 2);
-        close(saved_err);
-        saved_err = -1;
-    }
-    cap_buf[0] = 0;
-    if (cap_fd >= 0 && lseek(cap_fd, 0, SEEK_SET) == 0 &&
-        (n = read(cap_fd, cap_buf, sizeof cap_buf - 1)) > 0)
-        cap_buf[n] = 0;
-    return cap_buf;
-}
 
 static int one_line(const char *s)
 {
@@ -119,10 +87,10 @@ static void check_png(const char *label, const unsigned char *d, size_t n, int m
     const char *msg;
 
     rs = stb_decode(d, n, &s);
-    capture_start();
+    check_capture_start();
     rp = imgpng_decode(d, n, (size_t)-1, label, &p);
     rm = img_load_mem(d, n, label, &m);
-    msg = capture_end();
+    msg = check_capture_end();
 
     snprintf(name, sizeof name, "png %s: libspng decodes it as stb does", label);
     if (rp == IMGPNG_OK) {
@@ -485,10 +453,10 @@ static void test_regressions(void)
             CHECK(0, name, "cannot read %s", path);
             continue;
         }
-        capture_start();
+        check_capture_start();
         rp = imgpng_decode(d, n, (size_t)-1, files[i], &p);
         rm = img_load_mem(d, n, files[i], &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rp == IMGPNG_FALLBACK && !p.pixels && rm == -1 && !m.pixels && one_line(msg), name,
               "rc %d/%d '%s'", rp, rm, msg);
         if (rp == IMGPNG_OK)
@@ -520,9 +488,9 @@ static void test_load_path(void)
 
     /* 100x80x3x2 = 48000 bytes: refused from the header at one byte less */
     img_set_decode_limit(47999);
-    capture_start();
+    check_capture_start();
     rc = img_load_mem(b.p, b.n, "rgb16.png", &m);
-    msg = capture_end();
+    msg = check_capture_end();
     img_set_decode_limit(48000);
     CHECK(rc == -1 && one_line(msg) && strstr(msg, "rgb16.png: cannot read image: image too large (100x80)"),
           "png: decode limit enforced from the header", "rc %d '%s'", rc, msg);
@@ -537,17 +505,17 @@ static void test_load_path(void)
         size_t at = 8 + 25 + 8 + 10; /* inside the zlib stream */
         b.p[at] ^= 0xff;
         b.p[at + 1] ^= 0x55;
-        capture_start();
+        check_capture_start();
         rc = img_load_mem(b.p, b.n, "corrupt.png", &m);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && !m.pixels && one_line(msg) &&
                   strstr(msg, "corrupt.png: cannot read image: "),
               "png: corrupt data, one line", "rc %d '%s'", rc, msg);
     }
     /* truncated in the middle of IDAT (stb's guard: before any allocation) */
-    capture_start();
+    check_capture_start();
     rc = img_load_mem(b.p, b.n / 2, "cut.png", &m);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && one_line(msg) && strstr(msg, "cut.png: cannot read image: file is truncated"),
           "png: truncated, one line", "rc %d '%s'", rc, msg);
     free(b.p);
@@ -559,9 +527,5 @@ int main(void)
     test_dir("samples", 1);
     test_regressions();
     test_load_path();
-    if (cap_fd >= 0) {
-        close(cap_fd);
-        unlink(cap_path);
-    }
     CHECK_EXIT();
 }

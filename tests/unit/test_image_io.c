@@ -81,39 +81,6 @@ static int stb_png(const char *p, int w, int h, int comp, const void *px)
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
-static int saved_err = -1;
-static char errpath[128];
-
-static void capture_start(void)
-{
-    int fd;
-    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
-    fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    saved_err = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static const char *capture_end(void)
-{
-    static char buf[4096];
-    size_t n = 0;
-    unsigned char *b;
-    dup2(saved_err, 2);
-    close(saved_err);
-    saved_err = -1;
-    buf[0] = '\0';
-    b = read_bytes(errpath, &n);
-    if (b) {
-        if (n >= sizeof buf)
-            n = sizeof buf - 1;
-        memcpy(buf, b, n);
-        buf[n] = '\0';
-        free(b);
-    }
-    unlink(errpath);
-    return buf;
-}
 
 static void rm_entries(void)
 {
@@ -137,9 +104,9 @@ static const char *load_fails(const char *p, int *rc)
 {
     img_image img;
     const char *msg;
-    capture_start();
+    check_capture_start();
     *rc = img_load(p, &img);
-    msg = capture_end();
+    msg = check_capture_end();
     if (*rc == 0)
         img_free(&img);
     else if (img.pixels || img.width || img.height)
@@ -601,9 +568,9 @@ static void test_write_errors(void)
     memset(g, 128, sizeof g);
     rc = so_open(&f, "/dev/full", &o, NULL, 0);
     w = img_write(f, IMG_FMT_PNG, g, 16, 16, 16);
-    capture_start();
+    check_capture_start();
     rc |= so_commit(&f);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && strstr(msg, "/dev/full: cannot write: No space"),
           "img_write to /dev/full: commit fails with the reason",
           "w=%d rc=%d '%s'", w, rc, msg);
@@ -613,25 +580,25 @@ static void test_write_errors(void)
         static uint8_t big[512 * 512];
         w = img_write(f, IMG_FMT_PGM, big, 512, 512, 512);
     }
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(w == -1 && strstr(msg, "No space"), "large PGM to /dev/full: "
           "img_write returns -1, abort reports", "w=%d '%s'", w, msg);
 
     rc = so_open(&f, in_dir("badfmt.xyz"), &o, NULL, 0);
     w = img_write(f, IMG_FMT_UNKNOWN, g, 16, 16, 16);
-    capture_start();
+    check_capture_start();
     rc = so_commit(&f);
-    capture_end();
+    check_capture_end();
     CHECK(w == -1 && rc == -1 && access(in_dir("badfmt.xyz"), F_OK) != 0,
           "unknown format: -1 and no file", "w=%d rc=%d", w, rc);
 
     rc = so_open(&f, in_dir("badarg.png"), &o, NULL, 0);
     w = img_write(f, IMG_FMT_PNG, g, 16, 16, 8);
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    capture_end();
+    check_capture_end();
     CHECK(w == -1, "pitch < width refused", "w=%d", w);
 }
 

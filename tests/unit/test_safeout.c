@@ -101,31 +101,6 @@ static long read_file(const char *p, char *buf, size_t n)
     return (long)got;
 }
 
-/* stderr capture, so the one-line messages can be checked. */
-static int saved_err = -1;
-static char errpath[128];
-
-static void capture_start(void)
-{
-    int fd;
-    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
-    fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    saved_err = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static const char *capture_end(void)
-{
-    static char buf[4096];
-    dup2(saved_err, 2);
-    close(saved_err);
-    saved_err = -1;
-    if (read_file(errpath, buf, sizeof buf) < 0)
-        buf[0] = '\0';
-    unlink(errpath);
-    return buf;
-}
 
 static int open_close(const char *p, const so_opts *o, const char *data)
 {
@@ -187,9 +162,9 @@ static void test_exists(void)
     clear_dir();
     path_in(p, sizeof p, "keep.png");
     write_file(p, "original");
-    capture_start();
+    check_capture_start();
     rc = so_open(&f, p, &o, NULL, 0);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && f == NULL, "existing final refused without -y",
           "rc=%d", rc);
     CHECK(strstr(msg, "keep.png: output exists (use -y to overwrite)") &&
@@ -210,9 +185,9 @@ static void test_exists(void)
     rc = so_open(&f, p, &o, NULL, 0);
     write_file(p, "theirs");
     so_write(f, "mine", 4);
-    capture_start();
+    check_capture_start();
     rc = so_commit(&f);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && read_file(p, got, sizeof got) > 0 &&
               !strcmp(got, "theirs"),
           "commit never replaces a file that appeared meanwhile",
@@ -225,9 +200,9 @@ static void test_exists(void)
     clear_dir();
     path_in(p, sizeof p, "dangling.png");
     symlink("nowhere", p);
-    capture_start();
+    check_capture_start();
     rc = so_open(&f, p, &o, NULL, 0);
-    capture_end();
+    check_capture_end();
     CHECK(rc == -1, "dangling symlink counts as existing", "rc=%d", rc);
 }
 
@@ -252,9 +227,9 @@ static void test_abort(void)
 
     rc = so_open(&f, p, &k, NULL, 0);
     so_write(f, "part", 4);
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    capture_end();
+    check_capture_end();
     path_in(pp, sizeof pp, "out.partial.png");
     CHECK(rc == 0 && read_file(pp, got, sizeof got) == 4 &&
               !strcmp(got, "part") && count_entries(dir, NULL, 0) == 1,
@@ -265,9 +240,9 @@ static void test_abort(void)
     path_in(p, sizeof p, "noext");
     rc = so_open(&f, p, &k, NULL, 0);
     so_write(f, "x", 1);
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    capture_end();
+    check_capture_end();
     path_in(pp, sizeof pp, "noext.partial");
     CHECK(rc == 0 && access(pp, F_OK) == 0, "partial of a name without "
           "extension is NAME.partial", " ");
@@ -282,9 +257,9 @@ static void test_abort(void)
           " ");
     {
         const char *msg;
-        capture_start();
+        check_capture_start();
         rc = so_commit(&f);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && f == NULL && count_entries(dir, NULL, 0) == 0,
               "failed commit removes the temp", "rc=%d entries=%d", rc,
               count_entries(dir, NULL, 0));
@@ -297,9 +272,9 @@ static void test_abort(void)
     so_fail(f, EIO);
     {
         const char *msg;
-        capture_start();
+        check_capture_start();
         so_abort(&f);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(strstr(msg, "cannot write: Input/output error") != NULL &&
                   strchr(msg, '\n') == msg + strlen(msg) - 1,
               "abort reports an unreported write error, one line", "'%s'",
@@ -357,9 +332,9 @@ static void test_same_file(void)
     inputs[0] = "/nonexistent/zzz.png";
     inputs[1] = in;
 
-    capture_start();
+    check_capture_start();
     rc = so_open(&f, link_, &y, inputs, 2);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && f == NULL, "output through a symlink to the input "
           "refused (even with -y)", "rc=%d", rc);
     CHECK(strstr(msg, "link.png: output is the same file as input") != NULL,
@@ -373,13 +348,13 @@ static void test_same_file(void)
     if (getcwd(cwd, sizeof cwd) && chdir(dir) == 0) {
         const char *rel[1] = { "in.png" };
         snprintf(dot, sizeof dot, "./in.png");
-        capture_start();
+        check_capture_start();
         rc = so_open(&f, dot, &y, rel, 1);
-        capture_end();
+        check_capture_end();
         CHECK(rc == -1, "./in.png is the same file as in.png", "rc=%d", rc);
-        capture_start();
+        check_capture_start();
         rc = so_open(&f, "in.png", &y, inputs, 2);
-        capture_end();
+        check_capture_end();
         CHECK(rc == -1, "relative output vs absolute input", "rc=%d", rc);
         if (chdir(cwd) != 0)
             perror("chdir");
@@ -401,17 +376,17 @@ static void test_dirs(void)
 
     clear_dir();
     path_in(p, sizeof p, "nodir/x.png");
-    capture_start();
+    check_capture_start();
     rc = so_open(&f, p, &o, NULL, 0);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && f == NULL, "missing directory refused", "rc=%d", rc);
     CHECK(strstr(msg, "nodir/x.png: cannot create output: No such file or "
                       "directory\n") != NULL,
           "missing directory message", "'%s'", msg);
 
-    capture_start();
+    check_capture_start();
     rc = so_open(&f, dir, &y, NULL, 0);
-    msg = capture_end();
+    msg = check_capture_end();
     CHECK(rc == -1 && strstr(msg, "Is a directory"), "a directory as output "
           "refused", "'%s'", msg);
 
@@ -421,9 +396,9 @@ static void test_dirs(void)
         SKIP("unwritable directory refused", "running as root");
     } else {
         path_in(p, sizeof p, "ro/x.png");
-        capture_start();
+        check_capture_start();
         rc = so_open(&f, p, &o, NULL, 0);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && strstr(msg, "Permission denied"),
               "unwritable directory refused", "'%s'", msg);
     }
@@ -451,9 +426,9 @@ static void test_direct(void)
     so_write(f, "x", 1);
     {
         const char *msg;
-        capture_start();
+        check_capture_start();
         rc |= so_commit(&f);
-        msg = capture_end();
+        msg = check_capture_end();
         CHECK(rc == -1 && strstr(msg, "/dev/full: cannot write: No space"),
               "/dev/full: write error recorded, commit fails", "rc=%d '%s'",
               rc, msg);
@@ -516,9 +491,9 @@ static void test_epipe(void)
     close(pfd[1]);
     rc = so_open(&f, "-", &o, NULL, 0);
     so_write(f, "x", 1);
-    capture_start();
+    check_capture_start();
     rc |= so_commit(&f);
-    msg = capture_end();
+    msg = check_capture_end();
     dup2(saved, 1);
     close(saved);
     CHECK(rc == -1 && strstr(msg, "standard output: cannot write: Broken pipe"),
@@ -631,9 +606,9 @@ static void test_long_names(void)
     clear_dir();
     rc = so_open(&f, p, &k, NULL, 0);
     so_write(f, "part", 4);
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    msg = capture_end();
+    msg = check_capture_end();
     n = count_entries(dir, first, sizeof first);
     CHECK(rc == 0 && n == 1 && strlen(first) == 255 &&
               !strcmp(first + 255 - 12, ".partial.png") && first[0] == 'a',
@@ -657,9 +632,9 @@ static void test_long_names(void)
           "long UTF-8 name: temp name cut on a character boundary",
           "rc=%d entries=%d", rc, n);
     so_write(f, "part", 4);
-    capture_start();
+    check_capture_start();
     so_abort(&f);
-    capture_end();
+    check_capture_end();
     n = count_entries(dir, first, sizeof first);
     CHECK(n == 1 && valid_utf8(first) && strlen(first) <= 255 &&
               strstr(first, ".partial.png"),
