@@ -57,7 +57,7 @@ CFLAGS  ?= -g
 # -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DGE_SMS=\"$(SMS_TAG)\" $(OPT) $(CFLAGS) -Wall -Wextra \
              -ffp-contract=off -pthread $(SANFLAGS) \
-             -Isrc -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
+             $(SRC_INC) -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64
 # CUDA runtime linked statically; never the driver library (-lcuda).
 LIBS = $(PKG_LIBS) -lcudart_static -lstdc++ -lrt -ldl -lm
@@ -68,10 +68,13 @@ GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
 # -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
 NVFLAGS ?= -O3
 ALL_NVFLAGS = $(NVFLAGS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
-              -Isrc -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP
+              $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP
 
-SRCS   = $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard third_party/*.c)
+SRCS   = $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard third_party/*.c)
 OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
+# The engine (lib), the codecs (io) and the command line (cli); headers are
+# included by name from all three.
+SRC_INC = -Isrc/lib -Isrc/io -Isrc/cli
 CUSRCS = $(wildcard kernels/*.cu)
 CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
 LIB    = $(BUILD)/libgpuedge.a
@@ -88,7 +91,7 @@ BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG)
 
-$(PROG): $(BUILD)/src/main.o $(LIB)
+$(PROG): $(BUILD)/src/cli/main.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -203,17 +206,17 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 # -fwrapv: stb assumes wrap-around (stb_impl.c; its pragma is GCC's only).
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
-                -Isrc -Ikernels -Itests/fuzz -I$(CUDA_HOME)/include $(PKG_CFLAGS)
+                $(SRC_INC) -Ikernels -Itests/fuzz -I$(CUDA_HOME)/include $(PKG_CFLAGS)
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/image_io src/image_av src/image_in_png src/image_in_jpeg src/png_out \
-                  src/safeout src/util src/reference src/taps third_party/stb_impl
+FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
+                  src/io/safeout src/lib/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
-FUZZ_OBJS_cli   = src/cli src/util
+FUZZ_OBJS_cli   = src/cli/cli src/lib/util
 # video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link.
-FUZZ_OBJS_video = src/video_io src/hwdec src/image_av src/safeout src/util src/reference src/taps
+FUZZ_OBJS_video = src/io/video_io src/io/hwdec src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
@@ -259,5 +262,5 @@ fuzz: fuzz-build fuzz-corpus
 	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seed/$$t || exit 1; \
 	done
 
--include $(OBJS:.o=.d) $(BUILD)/src/main.d $(CUOBJS:.o=.d) \
-         $(wildcard $(FUZZ_DIR)/obj/*/*.d)
+-include $(OBJS:.o=.d) $(BUILD)/src/cli/main.d $(CUOBJS:.o=.d) \
+         $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)

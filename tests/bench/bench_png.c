@@ -1,5 +1,5 @@
 /*
- * bench_png.c — the PNG writer (src/png_out.c) on edge maps: time and
+ * bench_png.c — the PNG writer (src/io/png_out.c) on edge maps: time and
  * bytes per filter, level and thread count, against stb_image_write's PNG
  * (what gpuedge wrote before issue 10).  Encodes in memory (no file I/O);
  * each figure is the median of REPS runs.  Every encode is checked: the

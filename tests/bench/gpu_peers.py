@@ -75,7 +75,7 @@ SET_BYTES = 256 << 20  # RGB8 bytes the rotated inputs span at least
 # The definitions (SPEC §1)
 
 def taps(sigma):
-    """SPEC §1.3 exactly as src/taps.c computes it: w_0 = erf(1/(2 s sqrt 2)),
+    """SPEC §1.3 exactly as src/lib/taps.c computes it: w_0 = erf(1/(2 s sqrt 2)),
     w_k = (erfc((k-1/2)/(s sqrt 2)) - erfc((k+1/2)/(s sqrt 2))) / 2 for k >= 1,
     all in double; sum = 2 w_r + ... + 2 w_1 + w_0 in that order; each
     w_k / sum rounded once to float32 and mirrored.  Returns (taps, r)."""

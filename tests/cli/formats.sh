@@ -1,5 +1,5 @@
 #!/bin/sh
-# The libavcodec image formats (src/image_av.c) through the command line:
+# The libavcodec image formats (src/io/image_av.c) through the command line:
 #  - pixels equal an independent decoder's: Pillow for WebP (lossless and
 #    lossy), TIFF (8/16-bit grey, grey+alpha, RGB, RGBA, palette, 1-bit;
 #    raw, LZW, deflate, PackBits), JPEG 2000, PCX, SGI, Sun raster, DDS,

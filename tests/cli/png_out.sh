@@ -1,5 +1,5 @@
 #!/bin/sh
-# PNG out (src/png_out.c): every PNG gpuedge writes is read back by readers
+# PNG out (src/io/png_out.c): every PNG gpuedge writes is read back by readers
 # that share nothing with it: pngcheck (chunks, CRCs, zlib stream), Python's
 # zlib (tests/cli/pixels.py) and Pillow, and must hold the pixels of the
 # same edge map written as PGM.  The bytes do not depend on --threads and

@@ -127,7 +127,7 @@ if command -v jpegtran >/dev/null 2>&1 && [ -f "$out/image/base.jpg" ]; then
 fi
 
 # ---------------------------------------------------------------------------
-# Images for libavcodec's decoders (src/image_av.c): tiny files of each
+# Images for libavcodec's decoders (src/io/image_av.c): tiny files of each
 if "$PYTHON" -c 'import PIL' 2>/dev/null; then
 "$PYTHON" - "$out/image" <<'PY'
 import os, struct, sys

@@ -1,5 +1,5 @@
 /*
- * test_nvjpeg.c — src/nvjpeg.c on a GPU (SPEC §1.9, §4):
+ * test_nvjpeg.c — src/io/nvjpeg.c on a GPU (SPEC §1.9, §4):
  *   - JPEGs made here with libjpeg-turbo from the sample PNGs and a synthetic
  *     1920x1080 scene, at 4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1 and grey, go
  *     through one nvj_decode batch (plus any JPEG files named on the command

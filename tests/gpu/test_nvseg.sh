@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/gpu/test_nvseg.sh CLIPDIR — one video decoded in segments on several
-# NVDEC sessions at once (src/vsource.c, issue 11 part 2), on a GPU machine.
+# NVDEC sessions at once (src/io/vsource.c, issue 11 part 2), on a GPU machine.
 # CLIPDIR holds test_nvseg_clips.sh's clips (made where ffmpeg is).  Prints
 # ok / not ok / skip lines, then timings; logs under $OUT/nvseg.
 #   equal     each clip (H.264 with B-frames, H.264 VFR, HEVC Main10) and

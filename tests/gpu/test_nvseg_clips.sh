@@ -2,7 +2,7 @@
 # tests/gpu/test_nvseg_clips.sh DIR — makes the clips tests/gpu/test_nvseg.sh
 # decodes in segments on NVDEC, with Debian's ffmpeg, here (the GPU machine
 # has no ffmpeg).  Keyframes every 25 frames, closed GOPs (IDR / no open-gop),
-# so src/vsource.c cuts them into segments; B-frames; one VFR clip; sizes
+# so src/io/vsource.c cuts them into segments; B-frames; one VFR clip; sizes
 # not multiples of 16 (the decoders crop).  DIR/frames.txt: each clip's
 # frame count (ffprobe), so the GPU test can tell that the last frame came.
 set -eu

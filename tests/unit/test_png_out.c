@@ -1,5 +1,5 @@
 /*
- * test_png_out.c — the PNG writer (src/png_out.c).  Every PNG it makes is
+ * test_png_out.c — the PNG writer (src/io/png_out.c).  Every PNG it makes is
  * read back by two decoders that share nothing with the writer: stb_image
  * (its own inflate) for the pixels, and libdeflate's zlib decompressor,
  * which also checks the stream's adler32; the chunk layout and every CRC

@@ -1,6 +1,6 @@
 /*
- * test_reference.c — known answers for the CPU gold (src/reference.c) and
- * the tap table (src/taps.c): every expected value here is worked out from
+ * test_reference.c — known answers for the CPU gold (src/lib/reference.c) and
+ * the tap table (src/lib/taps.c): every expected value here is worked out from
  * SPEC §1 by hand, not by running another implementation.
  */
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * test_video_io.c — video in and out (src/video_io.c).
+ * test_video_io.c — video in and out (src/io/video_io.c).
  *
  * The clips are made here, with libav itself, from known samples (FFV1 in
  * Matroska, rawvideo in NUT), so every decoded luma value has an expected

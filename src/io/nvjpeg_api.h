@@ -1,5 +1,5 @@
 /*
- * nvjpeg_api.h — the part of nvJPEG's C API that src/nvjpeg.c calls, declared
+ * nvjpeg_api.h — the part of nvJPEG's C API that src/io/nvjpeg.c calls, declared
  * here so the project builds without NVIDIA's header (CUDA 13's toolkit on
  * Debian has no nvJPEG; the library comes from a wheel and is dlopen'ed at
  * run time).  Each declaration was checked against nvjpeg.h of nvJPEG
