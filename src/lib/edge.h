@@ -29,6 +29,19 @@ enum ge_border {
     GE_BORDER_ZERO = 2        /* the value outside the image is 0 */
 };
 
+/* --canny (SPEC §1.8).  GE_CANNY_AUTO takes the thresholds from the frame's
+ * own pre-Canny edge-map histogram h (step 7's 256 bins of e, N = W*H):
+ * c = the smallest code with 10 * (h[0] + ... + h[c]) >= 7 * N (integers),
+ * HIGH = (float)c + 0.5f (so at most ~30 % of pixels have t > HIGH, since
+ * e <= c exactly when t < c + 0.5), LOW = 0.4f * HIGH (MATLAB's edge()
+ * rule on our histogram).  ge_canny_auto() computes it; every backend uses
+ * that one function, so auto is as bit-exact as explicit thresholds. */
+enum ge_canny {
+    GE_CANNY_OFF = 0,
+    GE_CANNY_ON = 1,   /* canny_low, canny_high given */
+    GE_CANNY_AUTO = 2  /* per frame, from the frame's histogram */
+};
+
 /* What the user asked for (the numeric part of the command line). */
 typedef struct ge_params {
     double sigma;        /* 0 = no blur */
@@ -37,6 +50,9 @@ typedef struct ge_params {
     int use_threshold;   /* --threshold given */
     float threshold;     /* 0..255 */
     int invert;          /* e = 255 - e, applied last */
+    int canny;           /* enum ge_canny: replaces step 6's edge map */
+    float canny_low;     /* GE_CANNY_ON: thresholds on t = m * scale, */
+    float canny_high;    /* 0 <= low <= high (SPEC §1.8) */
 } ge_params;
 
 /* The Gaussian as every implementation uses it (SPEC §1.3).  radius 0 means
@@ -79,6 +95,11 @@ typedef struct ge_planes {
     uint8_t *edge; /* W*H */
     uint64_t hist[GE_HIST_BINS];
 } ge_planes;
+
+/* The GE_CANNY_AUTO rule above: hist = the frame's 256 bins of the
+ * step-6 edge map e (before Canny), n = W*H.  Writes LOW and HIGH. */
+void ge_canny_auto(const uint64_t hist[GE_HIST_BINS], uint64_t n,
+                   float *low, float *high);
 
 #ifdef __cplusplus
 }

@@ -67,3 +67,21 @@ int ge_taps_make(double sigma, ge_taps *t)
     }
     return 0;
 }
+
+/* SPEC §1.8's --canny auto (edge.h): integer cumulative test, then two
+ * float operations, so every backend that calls this gets the same pair. */
+void ge_canny_auto(const uint64_t hist[GE_HIST_BINS], uint64_t n,
+                   float *low, float *high)
+{
+    uint64_t cum = 0;
+    int c = GE_HIST_BINS - 1;
+    for (int i = 0; i < GE_HIST_BINS; i++) {
+        cum += hist[i];
+        if (cum * 10 >= n * 7) {
+            c = i;
+            break;
+        }
+    }
+    *high = (float)c + 0.5f;
+    *low = 0.4f * *high;
+}
