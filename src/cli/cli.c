@@ -344,6 +344,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
             o->device = (int)l;
+            o->device_given = 1;
             break;
         case OPT_THREADS:
             if (parse_long(optarg, 0, 1024, &l))

@@ -29,6 +29,7 @@ typedef struct cli_opts {
     int cpu_ref_every;       /* 0 off; N: every N-th frame */
     int backend;             /* enum cli_backend */
     int device;
+    int device_given;        /* --device was given (the CPU-only variant refuses it) */
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */
     double start;            /* seconds */

@@ -628,7 +628,7 @@ static void nvj_decode_group(run_ctx *c, int ji)
 
     if (!c->nvj_dev_set) {
         /* the engine's decode thread has no current device of its own */
-        cudaSetDevice(c->o->device);
+        gpu_set_device(c->o->device);
         c->nvj_dev_set = 1;
     }
     for (int i = ji; i < c->njobs && k < NVJ_GROUP && bytes < NVJ_GROUP_BYTES; i++) {
@@ -1263,6 +1263,19 @@ int run_main(cli_opts *o)
     /* PNG out: the level, and how many threads one image may spread over */
     png_set_defaults(o->png_level, o->threads);
 
+    if (!gpu_compiled()) {
+        /* The CPU-only variant (make CUDA=0): what needs the GPU says so
+         * before anything is opened or made. */
+        const char *opt = o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
+                          : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
+                          : o->jpeg_decoder == CLI_JPEG_NVJPEG ? "--jpeg-decoder=nvjpeg"
+                          : o->device_given ? "--device" : NULL;
+        if (opt) {
+            ge_err(NULL, "%s: %s", opt, GPU_NONE_WHY);
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+    }
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
         /* the library first (before any output directory is made): it is
          * what a machine without nvJPEG lacks */
