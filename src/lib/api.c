@@ -159,6 +159,9 @@ static int check_params(const ge_params *p, ge_taps *taps)
         !(p->canny_low >= 0 && p->canny_low <= p->canny_high && isfinite(p->canny_high)))
         return fail(NULL, GE_ERR_ARG, "canny thresholds %g, %g: expected 0 <= low <= high",
                     (double)p->canny_low, (double)p->canny_high);
+    if (p->canny && p->use_threshold)
+        return fail(NULL, GE_ERR_ARG, "canny and threshold contradict each other (Canny's map "
+                    "is already binary)");
     if (ge_taps_make(p->sigma, taps) < 0)
         return fail(NULL, GE_ERR_ARG, "sigma %g: no tap table", p->sigma);
     return 0;
