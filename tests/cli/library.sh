@@ -108,7 +108,8 @@ fi
 
 # the installed Python module, from its install directory
 if pil_python numpy; then
-    out=$(cd "$T" && PYTHONPATH="$P/lib/python3/dist-packages" "$PY" -c "
+    # its own library, whatever GPUEDGE_LIB the test run has
+    out=$(cd "$T" && env -u GPUEDGE_LIB PYTHONPATH="$P/lib/python3/dist-packages" "$PY" -c "
 import numpy as np, gpuedge
 from PIL import Image
 a = np.asarray(Image.open('$T/in.ppm'))
