@@ -94,7 +94,7 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all lib test check bench bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all lib test check bench bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG) lib
 
@@ -225,6 +225,13 @@ demo: deps
 
 samples:
 	sh samples/make_samples.sh
+
+# Bench-only peers (tests/bench/canny_peers.py): scikit-image pulls ~130
+# packages, too many for CI's DEB_PACKAGES.
+BENCH_DEB_PACKAGES = python3-opencv python3-numpy python3-skimage
+
+bench-deps:
+	@sh tests/deps.sh $(BENCH_DEB_PACKAGES)
 
 # Slow reliability checks, not part of `make test` (docs/RELIABILITY.md).
 RELIABILITY_DEB_PACKAGES = valgrind python3 $(DEB_PACKAGES)
