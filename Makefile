@@ -215,16 +215,30 @@ $(PUB_A): $(PUB_OBJS)
 	ar rcs $@ $(PUB_DIR)/gpuedge_all.o
 
 
-$(BUILD)/%.o: %.c
+# Objects depend on the flags they were built with (a stamp rewritten only
+# when the flags change), so a flags change (-fPIC for libgpuedge.so, say)
+# rebuilds an existing build tree instead of linking stale objects.
+CFLAGS_STAMP  = $(BUILD)/cflags.stamp
+NVFLAGS_STAMP = $(KBUILD)/nvflags.stamp
+$(CFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_CFLAGS)' | cmp -s - $@ || echo '$(ALL_CFLAGS)' >$@
+$(NVFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_NVFLAGS)' | cmp -s - $@ || echo '$(ALL_NVFLAGS)' >$@
+FORCE:
+.PHONY: FORCE
+
+$(BUILD)/%.o: %.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # stb's implementation: Debian's header, our settings; warnings are theirs.
-$(BUILD)/third_party/%.o: third_party/%.c
+$(BUILD)/third_party/%.o: third_party/%.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -w -c -o $@ $<
 
-$(KBUILD)/%.o: %.cu
+$(KBUILD)/%.o: %.cu $(NVFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVFLAGS) -c -o $@ $<
 

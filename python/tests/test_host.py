@@ -78,6 +78,8 @@ def test_equals_cli(tmp_path, ch, dtype):
     (dict(sigma=2.5, border="reflect101"), ["--sigma", "2.5", "--border", "reflect101"]),
     (dict(sigma=0, border="zero", scale=3.0), ["--sigma", "0", "--border", "zero", "--scale", "3"]),
     (dict(threshold=40, invert=True), ["--threshold", "40", "--invert"]),
+    (dict(canny=(20, 60)), ["--canny", "20,60"]),
+    (dict(canny="auto", sigma=2, invert=True), ["--canny", "auto", "--sigma", "2", "--invert"]),
 ])
 def test_parameters_equal_cli(tmp_path, kw, args):
     a = frame(38, 51, 3, np.uint8, seed=7)
