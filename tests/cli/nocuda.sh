@@ -56,6 +56,25 @@ if no_cuda; then
         ok "a small image: the CPU backend, silent, same pixels" ||
         { not_ok "a small image: exit $RC or pixels differ"; show_err; }
     rm -f out.pgm
+
+    # What the compiler read (its .d files): no CUDA header, even where
+    # the toolkit's headers sit on the default include path
+    # (/usr/local/include links them on some machines).
+    bdir=$(dirname "$GPUEDGE")
+    if [ -n "$(find "$bdir" -name '*.d' 2>/dev/null | head -n 1)" ]; then
+        used=$(find "$bdir" -name '*.d' -exec grep -l 'cuda[_a-z]*\.h\|/cuda' {} + 2>/dev/null | head -n 3)
+        [ -z "$used" ] && ok "the CPU-only build read no CUDA header (its .d files)" ||
+            not_ok "CUDA headers in the CPU-only build: $used"
+    else
+        skip "the CPU-only build's headers: no .d files beside $GPUEDGE"
+    fi
+    if command -v nm >/dev/null 2>&1; then
+        n=$(nm "$GPUEDGE" 2>/dev/null | grep -c ' cuda\| __cuda')
+        [ "$n" -eq 0 ] && ok "the CPU-only binary holds no CUDA runtime symbol" ||
+            not_ok "the CPU-only binary: $n CUDA runtime symbols"
+    else
+        skip "the CPU-only binary's symbols: no nm"
+    fi
 else
     ge --version
     [ "$RC" -eq 0 ] && grep -q '^  CUDA  *runtime [0-9]' "$OUT" &&
