@@ -1417,30 +1417,32 @@ static int auto_wants_gpu(const run_ctx *c)
 /* ------------------------------------------------------------------------ */
 /* several engines (--devices, issue 14)                                     */
 
-/* Engines a device runs for a batch with several videos.  A video is one
- * work item: its decoder, engine and encoder run in one engine's threads,
- * so one engine per device leaves a device's other NVDEC engines and the
- * machine's other cores idle while a single file's encoder is the bound
- * (issue 11: the FFV1/FFVHuff writer, 3-5 ms a 1080p frame of one core's
- * time).  Each engine costs its ring of buffers; images never need more
- * than one (their decoding and encoding have pools of threads already).
- * VIDEO_CORES_PER_ENGINE: CPU cores one video engine keeps busy (its
- * decoder's and encoder's threads); measured on this 2-core machine with
- * the CPU backend (BENCHMARKS.md "Several engines"). */
-#define VIDEO_ENGINES_MAX 4
-#define VIDEO_CORES_PER_ENGINE 4
+/* Engines a device runs for a batch with several videos: a video is one
+ * work item, its decoder, engine and encoder in one engine's threads, so
+ * more engines on one device decode and encode several videos at once
+ * (several NVDEC sessions, several encoders).  Whether that pays depends on
+ * what one file leaves idle: the intra encoders already code successive
+ * frames on every thread (issue 11).  Measured on the 2-core machine with
+ * the CPU backend, 4 videos of 1280x720 (BENCHMARKS.md "Several engines"):
+ * no gain from a second engine.  Not measured on a GPU yet, so the default
+ * stays one engine a device; GPUEDGE_VIDEO_ENGINES=N (at most 8) runs N,
+ * for the A/B that tests/bench/multi_gpu.sh takes. */
+#define VIDEO_ENGINES_MAX 8
 
-static int video_engines(const run_ctx *c, int ndev)
+static int video_engines(const run_ctx *c)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int videos = 0, n;
+    const char *e = getenv("GPUEDGE_VIDEO_ENGINES");
+    long n = e && *e ? strtol(e, NULL, 10) : 1;
+    int videos = 0;
+    if (n <= 1)
+        return 1;
     for (int i = 0; i < c->njobs; i++)
         videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
     if (videos < 2)
         return 1;
-    n = (int)(ncpu > 0 ? ncpu : 1) / (VIDEO_CORES_PER_ENGINE * (ndev > 0 ? ndev : 1));
-    n = n < 1 ? 1 : n > VIDEO_ENGINES_MAX ? VIDEO_ENGINES_MAX : n;
-    return n < videos ? n : videos;
+    if (n > VIDEO_ENGINES_MAX)
+        n = VIDEO_ENGINES_MAX;
+    return n < videos ? (int)n : videos;
 }
 
 /* GPUEDGE_CPU_ENGINES=N (tests, and measuring the scheduler without GPUs):
@@ -1486,10 +1488,7 @@ static int may_have_lanes(const run_ctx *c)
     const cli_opts *o = c->o;
     if (!c->batch)
         return 0;
-    if (o->backend == CLI_BACKEND_CPU || cpu_engines_env())
-        return cpu_engines_env() > 1 || video_engines(c, 1) > 1;
-    return o->ndevices > 1 || o->devices_all || video_engines(c, 1) > 1 ||
-           (cpu_engines_env() > 1);
+    return o->ndevices > 1 || o->devices_all || video_engines(c) > 1 || cpu_engines_env() > 1;
 }
 
 static int jq_setup(run_ctx *c)
@@ -1857,7 +1856,7 @@ int run_main(cli_opts *o)
         } else if (ge_verbose && (o->ndevices > 1 || o->devices_all)) {
             ge_note("--devices: the CPU backend runs; one engine");
         }
-        per_dev = video_engines(&c, use_gpu ? ndev : 1);
+        per_dev = video_engines(&c);
         nlanes = use_gpu ? ndev * per_dev : cpu_engines_env() ? cpu_engines_env() : per_dev;
         for (int i = 0; i < c.njobs; i++)
             pending += c.jobs[i].state == JOB_PENDING;

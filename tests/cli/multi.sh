@@ -89,6 +89,12 @@ GPUEDGE_CPU_ENGINES=3 ge $G -o vout vin
 [ "$RC" -eq 0 ] && diff -r vref vout >/dev/null && ok "3 engines, a batch of videos: the same .mkv bytes" ||
     { not_ok "3 engines on videos: exit $RC"; show_err; }
 
+# several engines on one device for a batch of videos
+GPUEDGE_VIDEO_ENGINES=2 ge $G -o vout2 --report=json --report-file v2.json vin
+[ "$RC" -eq 0 ] && diff -r vref vout2 >/dev/null && [ "$(grep -o '"engine":' v2.json | wc -l)" -eq 2 ] &&
+    ok "GPUEDGE_VIDEO_ENGINES=2: two engines on one device, the same .mkv bytes" ||
+    { not_ok "GPUEDGE_VIDEO_ENGINES=2: exit $RC"; show_err; }
+
 # largest first: the queue positions -v names follow the file sizes
 GPUEDGE_CPU_ENGINES=2 ge --backend=cpu -v -o vq in
 sed -n 's/^gpuedge: \(.*\): engine [0-9]* takes it (queue position \([0-9]*\))$/\2 \1/p' "$ERR" |
@@ -132,6 +138,30 @@ GPUEDGE_CPU_ENGINES=2 GPUEDGE_FAIL_ENGINE=0 ge $G -o vout vin
 [ "$RC" -eq 1 ] && diff -r vref vout >/dev/null && no_stray_files "$W" &&
     ok "an engine failing inside a video: redone on the other, same bytes, no temp left" ||
     { not_ok "failure inside a video: exit $RC"; show_err; }
+
+# SIGINT with several engines: 130, no temp file, no partial output
+ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=400x300:rate=25" -frames:v 1500 \
+    -pix_fmt yuv420p vin/long.mp4 </dev/null || not_ok "making vin/long.mp4"
+rm -rf sig
+GPUEDGE_CPU_ENGINES=2 "$GPUEDGE" $G -o sig vin >"$OUT" 2>"$ERR" &
+BGPID=$!
+i=0
+while [ $i -lt 400 ] && ! ls sig/.long.mkv.*.tmp >/dev/null 2>&1; do
+    sleep 0.05
+    i=$((i + 1))
+done
+kill -INT "$BGPID" 2>/dev/null
+wait "$BGPID"
+RC=$?
+BGPID=
+why=
+[ "$RC" -eq 130 ] || why="exit $RC, expected 130"
+[ ! -e sig/long.mkv ] || why="${why:+$why; }sig/long.mkv exists"
+no_stray_files "$W" || why="${why:+$why; }$WHY"
+[ $i -lt 400 ] || why="${why:+$why; }the video's temp output never appeared"
+[ -z "$why" ] && ok "SIGINT with 2 engines: exit 130, no temp file, no partial output" ||
+    { not_ok "SIGINT with engines: $why"; show_err; }
+rm -f vin/long.mp4
 
 # every engine fails: each file is done or has one line, never partial
 for spec in all:1 all:2 all:4; do
