@@ -18,7 +18,8 @@ static int by_size(const void *a, const void *b)
 int jq_init(jobq *q, int n, const long long *size)
 {
     q->order = malloc((size_t)(n > 0 ? n : 1) * sizeof *q->order);
-    q->retry = malloc((size_t)(n > 0 ? n : 1) * sizeof *q->retry);
+    /* each job is handed back at most once (run.c); twice the room all the same */
+    q->retry = malloc((size_t)(n > 0 ? 2 * n : 1) * sizeof *q->retry);
     q->n = n;
     q->head = q->rhead = q->nretry = q->taken = 0;
     pthread_mutex_init(&q->mu, NULL);
@@ -82,7 +83,7 @@ int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx)
 void jq_retry(jobq *q, int job)
 {
     pthread_mutex_lock(&q->mu);
-    if (q->nretry < q->n)
+    if (q->nretry < 2 * q->n)
         q->retry[q->nretry++] = job;
     pthread_mutex_unlock(&q->mu);
 }

@@ -36,7 +36,7 @@ int jq_pop(jobq *q, int *seq);
  * the head of the queue), else -1 and nothing taken. */
 int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx);
 /* Hands job back: it is the next one popped (after earlier ones handed
- * back).  Each job at most once per jq_init (n slots). */
+ * back).  Room for 2n hand-backs (each job once, in run.c). */
 void jq_retry(jobq *q, int job);
 /* The position of the next job in order (the prefetcher looks ahead from
  * it) and the job at a position (pos < n). */
