@@ -507,12 +507,203 @@ static void test_auto_rule(void)
 }
 
 // ---------------------------------------------------------------------------
+// The CPU backend == the reference, bit for bit
+
+/* xorshift32: the same stream from the same seed on every libc */
+static uint32_t rng_state;
+static uint32_t rng(void)
+{
+    uint32_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return rng_state = x;
+}
+
+/* Something with edges worth following: a few random rectangles and discs
+ * of random grey over a gradient, plus noise of random strength; c
+ * channels, 8 bit. */
+static void make_image(uint8_t *img, int w, int h, int c)
+{
+    int nshapes = 1 + (int)(rng() % 6), noise = (int)(rng() % 40);
+    int x, y, k, s;
+
+    for (y = 0; y < h; y++)
+        for (x = 0; x < w; x++)
+            for (k = 0; k < c; k++)
+                img[((size_t)y * w + x) * c + k] = (uint8_t)((x * 3 + y * 2 + k * 40) & 0xff);
+    for (s = 0; s < nshapes; s++) {
+        int cx = (int)(rng() % (unsigned)w), cy = (int)(rng() % (unsigned)h);
+        int rx = 1 + (int)(rng() % (unsigned)(w / 2 + 1));
+        int ry = 1 + (int)(rng() % (unsigned)(h / 2 + 1));
+        int disc = (int)(rng() & 1);
+        uint8_t v = (uint8_t)rng();
+        for (y = 0; y < h; y++)
+            for (x = 0; x < w; x++) {
+                long dx = x - cx, dy = y - cy;
+                int in = disc ? dx * dx * (long)ry * ry + dy * dy * (long)rx * rx <=
+                                    (long)rx * rx * ry * ry
+                              : labs(dx) <= rx && labs(dy) <= ry;
+                if (in)
+                    for (k = 0; k < c; k++)
+                        img[((size_t)y * w + x) * c + k] = (uint8_t)(v + 30 * k);
+            }
+    }
+    for (size_t i = 0; i < (size_t)w * h * c; i++) {
+        int v = img[i] + (noise ? (int)(rng() % (unsigned)(2 * noise + 1)) - noise : 0);
+        img[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+/* ref_process and cpu_process on one random image; returns 1 when equal
+ * (every plane, the edge map, the histogram), else prints the first
+ * difference and the seed */
+static int compare_one(int w, int h, int c, double sigma, int border,
+                       int threads, const ge_params *base, const char *what)
+{
+    const size_t n = (size_t)w * h;
+    uint8_t *img = xcalloc(n * c, 1);
+    ge_planes ref, cpu;
+    ge_frame f = grey_frame(w, h, img);
+    ge_params p = *base;
+    char name[256], why[200];
+    long d;
+    int rr, rc;
+
+    p.sigma = sigma;
+    p.border = border;
+    f.channels = c;
+    f.stride = (size_t)w * c;
+    make_image(img, w, h, c);
+    memset(&ref, 0, sizeof ref);
+    memset(&cpu, 0, sizeof cpu);
+    ref.edge = xcalloc(n, 1);
+    ref.blur = xcalloc(n, sizeof(float));
+    cpu.edge = xcalloc(n, 1);
+    cpu.blur = xcalloc(n, sizeof(float));
+    memset(cpu.edge, 0xA5, n);
+    rr = ref_process(&f, &p, &ref);
+    rc = cpu_process(&f, &p, threads, &cpu, NULL);
+    why[0] = 0;
+    if (rr || rc)
+        snprintf(why, sizeof why, "rc ref %d cpu %d", rr, rc);
+    else if ((d = first_diff((const uint8_t *)ref.blur, (const uint8_t *)cpu.blur,
+                             n * sizeof(float))) >= 0)
+        snprintf(why, sizeof why, "blur plane differs at byte %ld", d);
+    else if ((d = first_diff(ref.edge, cpu.edge, n)) >= 0)
+        snprintf(why, sizeof why, "edge differs at (y %ld, x %ld): ref %d cpu %d",
+                 d / w, d % w, ref.edge[d], cpu.edge[d]);
+    else if (memcmp(ref.hist, cpu.hist, sizeof ref.hist))
+        snprintf(why, sizeof why, "histograms differ");
+    else if (ref.hist[0] + ref.hist[255] != n)
+        snprintf(why, sizeof why, "histogram has bins other than 0 and 255");
+    snprintf(name, sizeof name, "canny cpu == ref: %dx%d c%d sigma %g %s t%d %s",
+             w, h, c, sigma, border_name[border], threads, what);
+    CHECK(!why[0], name, "%s (seed %u)", why, seed);
+    free(img);
+    free(ref.edge);
+    free(ref.blur);
+    free(cpu.edge);
+    free(cpu.blur);
+    return !why[0];
+}
+
+/* random thresholds (explicit or auto), scale and --invert */
+static ge_params random_params(char *what, size_t len)
+{
+    static const float scales[] = { 1.0f, 0.5f, 2.0f, 0.125f };
+    ge_params p = canny_params(1.0, 0, 0, 0);
+
+    p.scale = scales[rng() % 4];
+    p.invert = (int)(rng() % 4 == 0);
+    if (rng() % 4 == 0) {
+        p.canny = GE_CANNY_AUTO;
+        snprintf(what, len, "auto scale %g%s", p.scale, p.invert ? " invert" : "");
+    } else {
+        p.canny_low = (float)(rng() % 600) / 10.0f;
+        p.canny_high = p.canny_low + (float)(rng() % 1000) / 10.0f;
+        snprintf(what, len, "%g,%g scale %g%s", p.canny_low, p.canny_high, p.scale,
+                 p.invert ? " invert" : "");
+    }
+    return p;
+}
+
+static void test_cpu_vs_ref(void)
+{
+    static const int sizes[][2] = { { 1, 1 }, { 1, 9 }, { 9, 1 }, { 2, 2 },
+                                    { 7, 5 }, { 64, 3 }, { 3, 70 },
+                                    { 61, 131 }, { 200, 150 }, { 333, 257 } };
+    static const double sigmas[] = { 0.0, 0.5, 1.0, 2.5 };
+    static const int threads[] = { 1, 2, 3, 7 };
+    char what[96];
+    int si, b, k = 0;
+
+    for (si = 0; si < (int)(sizeof sizes / sizeof sizes[0]); si++)
+        for (b = 0; b < 3; b++) {
+            ge_params p = random_params(what, sizeof what);
+            compare_one(sizes[si][0], sizes[si][1], 1 + (int)(rng() % 4) / 3 * 2,
+                        sigmas[k % 4], b, threads[(k / 4) % 4], &p, what);
+            k++;
+        }
+    /* many candidates, tiny stacks: fills overflow and the pending passes
+     * finish them (GPUEDGE_CANNY_STACK is the backend's test hook) */
+    setenv("GPUEDGE_CANNY_STACK", "2", 1);
+    {
+        ge_params p = canny_params(0, 0, 0.0f, 40.0f);
+        compare_one(300, 211, 1, 1.0, GE_BORDER_REFLECT101, 3, &p, "0,40 stack 2");
+        p = canny_params(0, 0, 1.0f, 1.0f);
+        compare_one(97, 300, 3, 0.0, GE_BORDER_ZERO, 2, &p, "1,1 stack 2");
+    }
+    unsetenv("GPUEDGE_CANNY_STACK");
+    /* the portable path (no AVX2) too */
+    setenv("GPUEDGE_NO_SIMD", "1", 1);
+    {
+        ge_params p = random_params(what, sizeof what);
+        compare_one(203, 77, 3, 1.0, GE_BORDER_REPLICATE, 2, &p, what);
+        p = canny_params(0, 0, 10.0f, 30.0f);
+        compare_one(130, 65, 1, 0.0, GE_BORDER_ZERO, 3, &p, "10,30 portable");
+    }
+    unsetenv("GPUEDGE_NO_SIMD");
+}
+
+/* The known-answer images through the CPU backend as well */
+static void test_cpu_known(void)
+{
+    enum { W = 10, H = 70 };
+    static const uint8_t row[W] = { 0, 0, 0, 10, 30, 60, 85, 100, 100, 100 };
+    uint8_t img[W * H], edge[W * H], want[W * H];
+    ge_params p = canny_params(0.0, GE_BORDER_REPLICATE, 50.0f, 100.0f);
+    ge_frame f = grey_frame(W, H, img);
+    ge_planes pl;
+    int x, y, rc;
+
+    for (y = 0; y < H; y++)
+        for (x = 0; x < W; x++) {
+            img[y * W + x] = row[x];
+            want[y * W + x] = x == 5 ? 255 : 0;
+        }
+    memset(&pl, 0, sizeof pl);
+    pl.edge = edge;
+    rc = cpu_process(&f, &p, 2, &pl, NULL);
+    CHECK(rc == 0, "canny cpu: ramp runs", "rc %d", rc);
+    check_map("canny cpu: blurred ramp -> one line at column 5 (two bands)", edge,
+              want, W, H);
+    p.canny_low = 100.0f;
+    p.canny_high = 50.0f;
+    CHECK(cpu_process(&f, &p, 2, &pl, NULL) == -1 && ref_process(&f, &p, &pl) == -1,
+          "canny: LOW > HIGH refused by both", "-");
+    p.canny = 7;
+    CHECK(cpu_process(&f, &p, 2, &pl, NULL) == -1, "canny: bad mode refused", "-");
+}
+
+// ---------------------------------------------------------------------------
 
 int main(void)
 {
     const char *s = getenv("GPUEDGE_TEST_SEED");
 
     seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+    rng_state = seed ? seed : 1;
     printf("# seed %u\n", seed);
     test_step_edge();
     test_rim();
@@ -524,5 +715,7 @@ int main(void)
     test_spiral();
     test_diagonals();
     test_auto_rule();
+    test_cpu_known();
+    test_cpu_vs_ref();
     CHECK_EXIT();
 }
