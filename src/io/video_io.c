@@ -1362,6 +1362,11 @@ static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
 
     if (o && o->lanes > 0) /* asked for (tests, benchmarks) */
         return o->lanes < VENC_MAX_LANES ? o->lanes : VENC_MAX_LANES;
+    if (getenv("GPUEDGE_ENC_LANES") && atoi(getenv("GPUEDGE_ENC_LANES")) > 0) {
+        /* the same, from outside (measuring the lanes/decoders split) */
+        n = atoi(getenv("GPUEDGE_ENC_LANES"));
+        return n < VENC_MAX_LANES ? n : VENC_MAX_LANES;
+    }
     if (threads < 2)
         return 1;
     n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS : threads;

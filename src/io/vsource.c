@@ -53,23 +53,19 @@
 #define VS_HEAD_QUEUE 4
 
 /* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active).
- * VS_HW_SEGMENTS 0 turns segmenting off for those files (one NVDEC
- * session, as before this existed) if the GPU test finds it wrong.
  * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines: 1
  * session ~540 fps at 1080p, 7 at once ~2,000; BENCHMARKS.md), each with
- * one libav thread (more gave nothing: the engine is the bound).  Fewer
- * segments a decoder than in software: each segment opens a session (a
- * CUDA device context and a CUvideodecoder).  Device frames decoded ahead
- * each hold one buffer of their session's CUDA frame pool in GPU memory
- * (hw_frame_bytes: NV12 1.5 x pitch x height, 1080p ~3.1 MB): at most
+ * one libav thread (more gave nothing: the engine is the bound);
+ * GPUEDGE_NVDEC_SESSIONS=N overrides it (1: one session, not segmented;
+ * for measurements).  Fewer segments a decoder than in software: each
+ * segment opens a session (a CUDA device context and a CUvideodecoder).
+ * Every frame a segment decodes leaves its decoder surface at once
+ * (hw_detach: FFmpeg 5.1 hands out the surface itself and a session has
+ * about 10; queued frames exhausted them — the failure of 2026-12-01,
+ * "NVDEC frame without a usable luma plane" from frame 10); it then holds
+ * a luma-plane buffer of GPU memory (pitch x height, P010 twice): at most
  * VS_DEV_BUDGET of them together, and segments short enough that
  * VS_HW_DECODERS of them fit in it. */
-/* Off: on the H200 (2026-12-01, tests/gpu/run nvseg) segmented NVDEC runs
- * failed 18 of 21 checks: "NVDEC frame without a usable luma plane" from
- * frame 10 on H.264, and HEVC Main10 frames that differ from software's.
- * Until that is found, an NVDEC file is one session (validated: the nvdec
- * step, NVDEC == software byte for byte). */
-#define VS_HW_SEGMENTS 0
 #define VS_HW_DECODERS 7
 #define VS_HW_SEGS_PER_DECODER 2
 #define VS_DEV_BUDGET ((size_t)2 << 30)
@@ -90,7 +86,11 @@ typedef struct vs_seg {
     vs_frame *head, *tail;
     int qn;
     int done, failed;
-    vid_reader *spent; /* an NVDEC segment's reader, closed later (below) */
+    /* GPUEDGE_VS_TRACE: seconds from vsrc_open to this segment's start,
+     * its reader opened, first frame queued, end; waiting for room;
+     * moving frames off NVDEC surfaces; frames queued */
+    double t_start, t_open, t_first, t_end, t_wait, t_detach;
+    long nq;
 } vs_seg;
 
 struct vsrc {
@@ -102,6 +102,8 @@ struct vsrc {
     int64_t s0;         /* the stream's start_time (ticks) */
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
+    double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
+    int trace;
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -394,24 +396,6 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* NVDEC segments' readers are closed only once the head has passed them
- * by two segments (under mu; the caller closes what *out gets).  Closing
- * a reader frees its CUDA frame pool, and a pool buffer still out (a
- * queued frame, or one in the engine) is then freed by whoever releases
- * it, with cuMemFree: on the engine's writer thread, once per frame, a
- * call that may wait for the device.  Kept open, the reader takes the
- * buffers back into its pool, and closing it later frees them here. */
-static vid_reader *take_spent(vsrc *s)
-{
-    for (int j = 0; j + 2 <= s->head && j < s->nseg; j++)
-        if (s->segs[j].spent) {
-            vid_reader *r = s->segs[j].spent;
-            s->segs[j].spent = NULL;
-            return r;
-        }
-    return NULL;
-}
-
 /* Decodes segment i into its queue.  0, or -1 (the file failed: a
  * message was printed, or sig_stop is set). */
 static int decode_seg(vsrc *s, int i)
@@ -425,6 +409,7 @@ static int decode_seg(vsrc *s, int i)
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
+    g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
         r = s->first;
@@ -436,13 +421,17 @@ static int decode_seg(vsrc *s, int i)
             return -1;
     }
     base = vid_corrupt_count(r);
+    g->t_open = ge_now() - s->t0;
     for (;;) {
         vs_frame *f;
         int k;
         int quit;
+        double tw = s->trace ? ge_now() : 0;
         pthread_mutex_lock(&s->mu);
         while (!s->quit && !may_decode(s, i))
             pthread_cond_wait(&s->cv, &s->mu);
+        if (s->trace)
+            g->t_wait += ge_now() - tw;
         quit = s->quit;
         f = quit ? NULL : frame_get(s);
         pthread_mutex_unlock(&s->mu);
@@ -467,6 +456,19 @@ static int decode_seg(vsrc *s, int i)
                 k = 0; /* segment i+1's first frame: done */
         } else if (k == 0 && i > 0 && !retried && (first || g->end != INT64_MAX)) {
             k = 3; /* the file ended before the segment did: a bad seek */
+        }
+        if (k == 1 && hw_on_surface(&f->fr)) {
+            /* off the NVDEC surface before it is queued (hwdec.h) */
+            const char *why = NULL;
+            double td = s->trace ? ge_now() : 0;
+            int dk = hw_detach(&f->fr, &why);
+            if (s->trace)
+                g->t_detach += ge_now() - td;
+            if (dk) {
+                ge_err(s->path, "cannot decode video: %s", why);
+                k = -2; /* released below */
+                rc = -1;
+            }
         }
         if (k == 3) {
             /* decode this segment again from the start (the run's --start),
@@ -504,12 +506,15 @@ static int decode_seg(vsrc *s, int i)
                 g->head = f;
             g->tail = f;
             g->qn++;
+            if (first)
+                g->t_first = ge_now() - s->t0;
+            g->nq++;
             first = 0;
             pushed = f->ts;
             pthread_cond_broadcast(&s->cv);
         } else {
             if (k != -1)
-                src_frame_release(&f->fr); /* a dropped device surface */
+                src_frame_release(&f->fr); /* a dropped device frame */
             frame_put(s, f);
         }
         pthread_mutex_unlock(&s->mu);
@@ -519,14 +524,9 @@ static int decode_seg(vsrc *s, int i)
             break;
         }
     }
-    if (r && s->hw && rc == 0 && vid_hwdec_active(r)) {
-        pthread_mutex_lock(&s->mu);
-        g->spent = r; /* closed by take_spent or vsrc_close */
-        pthread_mutex_unlock(&s->mu);
-        r = NULL;
-    }
     if (r)
         close_reader(s, &r);
+    g->t_end = ge_now() - s->t0;
     return rc;
 }
 
@@ -536,12 +536,6 @@ static void *worker(void *arg)
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
-        vid_reader *old;
-        while ((old = take_spent(s))) {
-            pthread_mutex_unlock(&s->mu);
-            close_reader(s, &old);
-            pthread_mutex_lock(&s->mu);
-        }
         pthread_mutex_unlock(&s->mu);
         rc = decode_seg(s, i);
         pthread_mutex_lock(&s->mu);
@@ -574,6 +568,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     }
     s->o = *o;
     s->last_ts = AV_NOPTS_VALUE;
+    s->t0 = ge_now();
+    s->trace = getenv("GPUEDGE_VS_TRACE") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     /* The file opens as it always did (the messages are vid_open's; it
@@ -591,15 +587,17 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * device), the segments' readers are told so: the same choice without
      * asking the device again. */
     if (o->hwdec != VID_HWDEC_NONE && vid_hwdec_active(s->plain)) {
+        const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
+        int khw = e && *e ? atoi(e) : VS_HW_DECODERS;
         s->hw = 1;
-        if (ndec > VS_HW_DECODERS)
-            ndec = VS_HW_DECODERS;
-        if (!VS_HW_SEGMENTS)
-            ndec = 1;
+        if (khw < 1)
+            khw = 1;
+        if (ndec > khw)
+            ndec = khw;
         if (s->info.width > 0 && s->info.height > 0) {
-            /* NV12 at an aligned pitch (16-bit surfaces hold twice that:
-             * the budget then stops decoders ahead earlier, no more) */
-            size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height * 3 / 2;
+            /* a luma plane at an aligned pitch (16-bit surfaces hold twice
+             * that: the budget then stops decoders ahead earlier, no more) */
+            size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height;
             seg_max = VS_DEV_BUDGET / (fb * (size_t)ndec);
         }
     } else {
@@ -783,11 +781,23 @@ void vsrc_close(vsrc **ps)
     s = *ps;
     *ps = NULL;
     stop_decoders(s);
+    for (int i = 0; s->trace && i < s->nseg; i++) {
+        const vs_seg *g = &s->segs[i];
+        ge_note("%s: trace segment %d%s: start %.3f opened %.3f first %.3f end %.3f s; "
+                "%ld frames, waited %.3f s, off NVDEC surfaces %.3f s", s->path, i,
+                s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
+                g->t_wait, g->t_detach);
+    }
+    if (s->trace && s->hw) {
+        long nm;
+        double tm;
+        size_t cb;
+        hw_detach_stats(&nm, &tm, &cb);
+        ge_note("%s: trace: %ld cudaMallocs for detached frames, %.3f s; %zu bytes cached",
+                s->path, nm, tm, cb);
+    }
     vid_close(&s->plain);
     vid_close(&s->first);
-    for (int i = 0; i < s->nseg; i++)
-        if (s->segs[i].spent)
-            close_reader(s, &s->segs[i].spent);
     for (int i = 0; i < s->nseg; i++)
         for (vs_frame *f = s->segs[i].head, *n; f; f = n) {
             n = f->next;

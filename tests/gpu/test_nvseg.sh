@@ -14,7 +14,7 @@
 #             each output == its one-at-a-time software run, the bad file
 #             fails alone with one line (exit 1), nothing partial left;
 #             --skip-existing remakes only the missing output
-#   memcheck  compute-sanitizer memcheck over a segmented NVDEC run
+#   memcheck  compute-sanitizer memcheck and racecheck over a segmented NVDEC run
 #   timing    seg_1080p.mp4 (1080p H.264, 540 frames) -> /dev/null and
 #             -> .mkv with --report: NVDEC in segments, one NVDEC session
 #             (--threads 1), software (--hwdec=none)
@@ -120,19 +120,22 @@ ge "$L/skip.log" -q --backend=gpu --hwdec=nvdec --format y4m --skip-existing -o 
     not_ok "batch --skip-existing: exit $RC ($(tail -1 "$L/skip.log"))"
 rm -rf "$T/bat" "$T/one"
 
-# ---- compute-sanitizer memcheck over a segmented NVDEC run
+# ---- compute-sanitizer memcheck and racecheck over a segmented NVDEC run
 if [ -z "$SAN" ]; then
     skip "compute-sanitizer not found"
 else
-    t0=$(date +%s.%N)
-    timeout 300 "$SAN" --tool memcheck --error-exitcode 99 "$GPUEDGE" -y -v --backend=gpu --hwdec=nvdec \
-        --frames 100 --cpu-ref=8 "$D/h264_seg.mp4" "$T/san.y4m" >"$L/san-memcheck.log" 2>&1
-    rc=$?
-    dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    sum=$(grep -m1 'ERROR SUMMARY' "$L/san-memcheck.log")
-    { [ $rc = 0 ] && [ -n "$(segs "$L/san-memcheck.log")" ] && [ -s "$T/san.y4m" ]; } &&
-        ok "compute-sanitizer memcheck over $(segs "$L/san-memcheck.log") (${dt} s): $sum" ||
-        not_ok "compute-sanitizer memcheck: exit $rc ($sum; $(segs "$L/san-memcheck.log"); $(grep -v '^=' "$L/san-memcheck.log" | tail -2 | tr '\n' ' '))"
+    for tool in memcheck racecheck; do
+        t0=$(date +%s.%N)
+        timeout 300 "$SAN" --tool $tool --error-exitcode 99 "$GPUEDGE" -y -v --backend=gpu --hwdec=nvdec \
+            --frames 100 --cpu-ref=8 "$D/h264_seg.mp4" "$T/san.y4m" >"$L/san-$tool.log" 2>&1
+        rc=$?
+        dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+        sum=$(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$L/san-$tool.log")
+        { [ $rc = 0 ] && [ -n "$(segs "$L/san-$tool.log")" ] && [ -s "$T/san.y4m" ]; } &&
+            ok "compute-sanitizer $tool over $(segs "$L/san-$tool.log") (${dt} s): $sum" ||
+            not_ok "compute-sanitizer $tool: exit $rc ($sum; $(segs "$L/san-$tool.log"); $(grep -v '^=' "$L/san-$tool.log" | tail -2 | tr '\n' ' '))"
+        rm -f "$T/san.y4m"
+    done
 fi
 
 # ---- timings: 1080p H.264
