@@ -66,6 +66,21 @@
  * a luma-plane buffer of GPU memory (pitch x height, P010 twice): at most
  * VS_DEV_BUDGET of them together, and segments short enough that
  * VS_HW_DECODERS of them fit in it. */
+/* --hwdec=auto (vsrc_auto_nvdec): NVDEC when the file keeps at least
+ * VS_AUTO_SESSIONS sessions busy and holds at least VS_AUTO_GPX gigapixels
+ * to decode, or when the run has at most VS_AUTO_FEW_THREADS threads;
+ * else software.  Measured on the H200 (16 cores, 2026-12-01,
+ * BENCHMARKS.md "NVDEC in segments"): 7 sessions over 1590 frames of
+ * 1080p (3.3 Gpx) -> .mkv 320 fps vs software 295, 530 frames of 4K
+ * (4.4 Gpx) 113 vs 56; but 5 sessions over 530 frames of 1080p (1.1 Gpx)
+ * -> /dev/null 497 vs 528 and .mp4 206 vs 250, and one or two sessions
+ * lose to 16 software threads (1080p /dev/null 368 vs 528): a session
+ * starts its first frame 0.15-0.25 s later than software does.  One
+ * session decodes 1080p at ~760 fps, software ~86 fps a thread: NVDEC
+ * wins below ~9 threads (at 4K below ~14). */
+#define VS_AUTO_SESSIONS 3
+#define VS_AUTO_GPX 1.5
+#define VS_AUTO_FEW_THREADS 8
 #define VS_HW_DECODERS 7
 #define VS_HW_SEGS_PER_DECODER 2
 #define VS_DEV_BUDGET ((size_t)2 << 30)
@@ -197,19 +212,35 @@ static int h264_idr(const uint8_t *p, int n, int nal_len)
     return 0;
 }
 
+/* What the scan found: every frame's pts (sorted), the clean cuts'
+ * pts (sorted), and the frames the run delivers (pts[first .. first+limit)). */
+typedef struct vs_scan {
+    int64_t *pts, *keys, ustart;
+    size_t npts, nkeys, first, limit;
+} vs_scan;
+
+static void scan_free(vs_scan *sc)
+{
+    free(sc->pts);
+    free(sc->keys);
+    memset(sc, 0, sizeof *sc);
+}
+
 /* Reads every packet of the best video stream (the one vid_open takes)
- * without decoding.  0 with the segments planned in s (nseg >= 2), or -1:
- * not segmentable (nothing printed: the file is then decoded in one go,
- * and vid_open reports what is wrong with it). */
-static int plan(vsrc *s, int ndec, size_t seg_max)
+ * without decoding.  0 with *sc filled, or -1: not segmentable (nothing
+ * printed: the file is then decoded in one go, and vid_open reports what
+ * is wrong with it). */
+static int scan(vsrc *s, vs_scan *sc)
 {
     AVFormatContext *fc = NULL;
     AVPacket *pkt = av_packet_alloc();
     int64_t *pts = NULL, *keys = NULL, ustart = INT64_MIN;
-    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit, target, cur;
+    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit;
     char *url = NULL;
     AVStream *st;
     int idx, rc = -1, h264 = 0, nal_len = 0;
+
+    memset(sc, 0, sizeof *sc);
 
     if (!pkt || asprintf(&url, "file:%s", s->path) < 0 || !(fc = avformat_alloc_context()))
         goto end;
@@ -297,6 +328,36 @@ static int plan(vsrc *s, int ndec, size_t seg_max)
         limit = (size_t)s->o.max_frames;
     if (limit < 2 * VS_MIN_SEG)
         goto end;
+    sc->pts = pts;
+    sc->keys = keys;
+    sc->npts = npts;
+    sc->nkeys = nkeys;
+    sc->first = first;
+    sc->limit = limit;
+    sc->ustart = ustart;
+    pts = keys = NULL;
+    rc = 0;
+end:
+    avformat_close_input(&fc);
+    av_packet_free(&pkt);
+    free(pts);
+    free(keys);
+    free(url);
+    return rc;
+}
+
+/* Cuts the scanned frames into segments for ndec decoders (NVDEC sessions
+ * when s->hw), none longer than seg_max frames (0: no cap).  0 with the
+ * segments in s (nseg >= 2), or -1 (s->segs NULL). */
+static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
+{
+    const int64_t *pts = sc->pts, *keys = sc->keys;
+    size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
+    size_t target, cur;
+    int rc = -1;
+
+    if (!pts || ndec < 1)
+        return -1;
     target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
     if (seg_max && target > seg_max)
         target = seg_max;
@@ -307,7 +368,7 @@ static int plan(vsrc *s, int ndec, size_t seg_max)
     if (!s->segs)
         goto end;
     s->nseg = 1;
-    s->segs[0].start = ustart; /* INT64_MIN: from the start */
+    s->segs[0].start = sc->ustart; /* INT64_MIN: from the start */
     cur = first;
     for (size_t k = 0; k < nkeys; k++) {
         size_t at = lower(pts, npts, keys[k]);
@@ -330,11 +391,6 @@ end:
         s->segs = NULL;
         s->nseg = 0;
     }
-    avformat_close_input(&fc);
-    av_packet_free(&pkt);
-    free(pts);
-    free(keys);
-    free(url);
     return rc;
 }
 
@@ -551,6 +607,13 @@ static void *worker(void *arg)
 
 // ---------------------------------------------------------------------------
 
+int vsrc_auto_nvdec(int sessions, long threads, double gpx)
+{
+    if (threads <= VS_AUTO_FEW_THREADS)
+        return 1;
+    return sessions >= VS_AUTO_SESSIONS && gpx >= VS_AUTO_GPX;
+}
+
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -558,9 +621,13 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
+    int khw, autohw = 0, scanned = 0;
+    const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
     size_t seg_max = 0;
+    vs_scan sc;
 
     *out = NULL;
+    memset(&sc, 0, sizeof sc);
     if (!s || !(s->path = strdup(path))) {
         free(s);
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
@@ -572,6 +639,17 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     s->trace = getenv("GPUEDGE_VS_TRACE") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    khw = e && *e ? atoi(e) : VS_HW_DECODERS;
+    if (khw < 1)
+        khw = 1;
+    /* --hwdec=auto: the file opens in software first; the scan tells how
+     * many NVDEC sessions its segments would keep busy, and
+     * vsrc_auto_nvdec chooses; only NVDEC opens the device.  (--rgb never
+     * decodes on NVDEC: the reader says so itself.) */
+    if (o->hwdec == VID_HWDEC_AUTO && !o->rgb) {
+        autohw = 1;
+        vo.hwdec = VID_HWDEC_NONE;
+    }
     /* The file opens as it always did (the messages are vid_open's; it
      * also sets up libav's logging before the scan below reads anything). */
     if (vid_open(path, &vo, &s->plain)) {
@@ -579,6 +657,41 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         return -1;
     }
     vid_get_info(s->plain, &s->info);
+    if (strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && (ndec >= 2 || autohw))
+        scanned = scan(s, &sc) == 0;
+    if (autohw) {
+        const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
+        int hw_ndec = ndec < khw ? ndec : khw, sessions = 1, use;
+        double gpx = (double)(scanned ? sc.limit : (size_t)s->info.nb_frames) *
+                     s->info.width * s->info.height / 1e9;
+        s->hw = 1; /* cut as for NVDEC */
+        if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
+            sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
+        free(s->segs);
+        s->segs = NULL;
+        s->nseg = 0;
+        s->hw = 0;
+        use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+        if (use) {
+            /* NVDEC, or a codec whose reader explains itself (-v) */
+            vid_close(&s->plain);
+            vo.hwdec = VID_HWDEC_AUTO;
+            if (vid_open(path, &vo, &s->plain)) {
+                scan_free(&sc);
+                vsrc_close(&s);
+                return -1;
+            }
+        } else if (ge_verbose) {
+            ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
+                    "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
+                    "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
+                    VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
+        }
+        if (use && ge_verbose && c && hw_codec_exact(c->id))
+            ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
+                    sessions, sessions == 1 ? "" : "s", gpx, ncpu);
+    }
     /* A regular file, two decoders or more: segments.  Software decoders
      * get their share of the threads each; NVDEC sessions (when the
      * reader just opened is one) one thread each, at most VS_HW_DECODERS,
@@ -587,11 +700,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * device), the segments' readers are told so: the same choice without
      * asking the device again. */
     if (o->hwdec != VID_HWDEC_NONE && vid_hwdec_active(s->plain)) {
-        const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
-        int khw = e && *e ? atoi(e) : VS_HW_DECODERS;
         s->hw = 1;
-        if (khw < 1)
-            khw = 1;
         if (ndec > khw)
             ndec = khw;
         if (s->info.width > 0 && s->info.height > 0) {
@@ -603,8 +712,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     } else {
         s->o.hwdec = VID_HWDEC_NONE;
     }
-    if (ndec >= 2 && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
-        S_ISREG(sb.st_mode) && plan(s, ndec, seg_max) == 0) {
+    if (ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0) {
         s->ndec = s->nseg < ndec ? s->nseg : ndec;
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
         if (s->hw)
@@ -614,10 +722,12 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         vo.max_frames = -1;
         vid_close(&s->plain);
         if (vid_open(path, &vo, &s->first)) {
+            scan_free(&sc);
             vsrc_close(&s);
             return -1;
         }
     }
+    scan_free(&sc);
     if (s->nseg) {
         s->th = calloc((size_t)s->ndec, sizeof *s->th);
         if (!s->th) {

@@ -10,6 +10,8 @@
 #             software decoder): the .y4m edge maps and --hist byte for
 #             byte; the whole-file runs end with the last frame (frame
 #             counts from ffprobe in frames.txt); one .mkv as well
+#   auto      --hwdec=auto's rule: software segments with 16 threads, NVDEC
+#             segments with 4, both == software
 #   batch     -o DIR over segmented and short clips and a bad file, NVDEC:
 #             each output == its one-at-a-time software run, the bad file
 #             fails alone with one line (exit 1), nothing partial left;
@@ -90,6 +92,24 @@ ge "$L/mkv.hw.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/hw.mkv"; hrc=$RC
     ok "h264_seg.mp4 -> .mkv: $(segs "$L/mkv.hw.log") == software, byte for byte" ||
     not_ok "h264_seg.mp4 -> .mkv: exit $src/$hrc, $(segs "$L/mkv.hw.log"), $(cmp "$T/sw.mkv" "$T/hw.mkv" 2>&1 | head -1)"
 rm -f "$T"/*.mkv
+
+# ---- --hwdec=auto's rule (src/io/vsource.c vsrc_auto_nvdec) on a segmented clip:
+# 0.09 Gpx with 16 threads -> software segments; with 4 threads -> NVDEC
+# segments; both == the software reference
+f=$D/h264_seg.mp4
+ge "$L/auto.sw.log" -y --backend=gpu --hwdec=none --threads 1 "$f" "$T/auto.ref.y4m"
+ge "$L/auto16.log" -y -v --backend=gpu --threads 16 "$f" "$T/auto16.y4m"; a16=$RC
+ge "$L/auto4.log" -y -v --backend=gpu --threads 4 "$f" "$T/auto4.y4m"; a4=$RC
+{ [ $a16 = 0 ] && grep -q -- '--hwdec=auto: decoding in software' "$L/auto16.log" &&
+  grep -q 'segments on [0-9]* decoders' "$L/auto16.log" && ! grep -q 'NVDEC decoding' "$L/auto16.log" &&
+  cmp -s "$T/auto.ref.y4m" "$T/auto16.y4m"; } &&
+    ok "h264_seg.mp4 --hwdec=auto --threads 16: software segments ($(grep -m1 -o -- '--hwdec=auto: .*' "$L/auto16.log" | cut -c1-60)...), same bytes" ||
+    not_ok "h264_seg.mp4 --hwdec=auto --threads 16: exit $a16, $(grep -m1 -- '--hwdec=auto\|segments on' "$L/auto16.log")"
+{ [ $a4 = 0 ] && grep -q -- '--hwdec=auto: NVDEC' "$L/auto4.log" && [ -n "$(segs "$L/auto4.log")" ] &&
+  cmp -s "$T/auto.ref.y4m" "$T/auto4.y4m"; } &&
+    ok "h264_seg.mp4 --hwdec=auto --threads 4: $(segs "$L/auto4.log"), same bytes" ||
+    not_ok "h264_seg.mp4 --hwdec=auto --threads 4: exit $a4, $(grep -m1 -- '--hwdec=auto\|segments on' "$L/auto4.log")"
+rm -f "$T"/auto*.y4m
 
 # ---- batch: NVDEC over several files == each alone in software; a bad file fails alone
 batch=(h264_seg.mp4 short_a.mp4 bad.mp4 hevc10_seg.mkv short_b.mkv)
