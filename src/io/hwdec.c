@@ -46,24 +46,13 @@ struct hw_dec {
     int device;
 };
 
-/* A device buffer of the detached-frame cache: one of the `nblk` equal
- * pieces of a slab (one cudaMalloc). */
-typedef struct hw_slab hw_slab;
+/* A device buffer of the detached-frame cache. */
 typedef struct hw_blk {
     struct hw_blk *next;
     void *p;
     size_t n;
     int device;
-    hw_slab *slab;
 } hw_blk;
-
-struct hw_slab {
-    hw_slab *next;
-    void *base;
-    int device;
-    int nblk, out; /* pieces, pieces not in the cache */
-    hw_blk *blk;   /* the nblk pieces (one allocation) */
-};
 
 typedef struct hw_token {
     AVFrame *frame;      /* the decoder surface (NULL once detached) */
@@ -73,20 +62,17 @@ typedef struct hw_token {
     hw_blk *blk;         /* detached: the buffer holding the plane */
 } hw_token;
 
-/* Detached frames' buffers, process-wide, reused by size.  Measured on the
- * H200 (2026-12-01, GPUEDGE_VS_TRACE): a cudaMalloc of one 1080p plane
- * cost 0.8 ms on average with 7 NVDEC sessions allocating at once (886 of
- * them, 0.7 s, 15-20 % of each segment's time), so buffers come in slabs
- * of about HW_SLAB_BYTES (one cudaMalloc for up to 64 planes), and a
- * released buffer (possibly on the engine's writer thread, which must not
- * block on the GPU: cudaFree waits for the device) goes back to the cache.
- * Only when more than HW_CACHE_MAX bytes lie unused is a slab whose pieces
- * are all back freed. */
-#define HW_SLAB_BYTES ((size_t)64 << 20)
+/* Detached frames' buffers, process-wide, reused by size: cudaFree waits
+ * for the whole device, so a buffer released (possibly on the engine's
+ * writer thread, which must not block on the GPU) goes back here.  Up to
+ * HW_CACHE_MAX bytes stay cached; beyond that a released buffer is freed.
+ * Measured on the H200 (2026-12-01, GPUEDGE_VS_TRACE): with 7 sessions
+ * allocating at once a cudaMalloc of a 1080p plane cost 0.8 ms on average
+ * (886 of them over 1590 frames, 0.7 s summed over the 7 threads); slabs
+ * of many planes a cudaMalloc would cut that, not measured yet. */
 #define HW_CACHE_MAX ((size_t)4 << 30)
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static hw_blk *cache;    /* free pieces */
-static hw_slab *slabs;
+static hw_blk *cache;
 static size_t cache_bytes;
 static long n_malloc;   /* cudaMallocs made for detached frames (under cache_mu) */
 static double t_malloc; /* and their seconds */
@@ -94,91 +80,49 @@ static double t_malloc; /* and their seconds */
 static hw_blk *blk_get(int device, size_t n)
 {
     hw_blk *b = NULL;
-    hw_slab *sl;
-    size_t k;
-    double t;
-
-    n = (n + 255) & ~(size_t)255; /* pieces 256-byte aligned */
     pthread_mutex_lock(&cache_mu);
     for (hw_blk **p = &cache; *p; p = &(*p)->next)
         if ((*p)->device == device && (*p)->n == n) {
             b = *p;
             *p = b->next;
             cache_bytes -= n;
-            b->slab->out++;
             break;
         }
     pthread_mutex_unlock(&cache_mu);
     if (b)
         return b;
-    /* a new slab */
-    k = HW_SLAB_BYTES / n;
-    k = k < 1 ? 1 : k > 64 ? 64 : k;
-    if (!(sl = calloc(1, sizeof *sl)) || !(sl->blk = calloc(k, sizeof *sl->blk))) {
-        free(sl);
+    if (!(b = calloc(1, sizeof *b)))
         return NULL;
-    }
-    t = ge_now();
-    if (cudaMalloc(&sl->base, k * n) != cudaSuccess) {
+    double t = ge_now();
+    if (cudaMalloc(&b->p, n) != cudaSuccess) {
         cudaGetLastError();
-        free(sl->blk);
-        free(sl);
+        free(b);
         return NULL;
     }
     t = ge_now() - t;
-    sl->device = device;
-    sl->nblk = (int)k;
-    sl->out = 1;
-    for (size_t i = 0; i < k; i++) {
-        sl->blk[i].p = (char *)sl->base + i * n;
-        sl->blk[i].n = n;
-        sl->blk[i].device = device;
-        sl->blk[i].slab = sl;
-    }
     pthread_mutex_lock(&cache_mu);
     n_malloc++;
     t_malloc += t;
-    sl->next = slabs;
-    slabs = sl;
-    for (size_t i = 1; i < k; i++) {
-        sl->blk[i].next = cache;
-        cache = &sl->blk[i];
-        cache_bytes += n;
-    }
     pthread_mutex_unlock(&cache_mu);
-    return &sl->blk[0];
+    b->n = n;
+    b->device = device;
+    return b;
 }
 
 static void blk_put(hw_blk *b)
 {
-    hw_slab *dead = NULL;
     pthread_mutex_lock(&cache_mu);
-    b->next = cache;
-    cache = b;
-    cache_bytes += b->n;
-    b->slab->out--;
-    if (cache_bytes > HW_CACHE_MAX) {
-        for (hw_slab **p = &slabs; *p; p = &(*p)->next)
-            if ((*p)->out == 0) {
-                dead = *p;
-                *p = dead->next;
-                break;
-            }
-        for (hw_blk **p = &cache; dead && *p;) { /* its pieces leave the cache */
-            if ((*p)->slab == dead) {
-                cache_bytes -= (*p)->n;
-                *p = (*p)->next;
-            } else {
-                p = &(*p)->next;
-            }
-        }
+    if (cache_bytes + b->n <= HW_CACHE_MAX) {
+        b->next = cache;
+        cache = b;
+        cache_bytes += b->n;
+        b = NULL;
     }
     pthread_mutex_unlock(&cache_mu);
-    if (dead) {
-        cudaSetDevice(dead->device);
-        cudaFree(dead->base);
-        free(dead->blk);
-        free(dead);
+    if (b) {
+        cudaSetDevice(b->device);
+        cudaFree(b->p);
+        free(b);
     }
 }
 

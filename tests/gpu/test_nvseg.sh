@@ -3,6 +3,7 @@
 # NVDEC sessions at once (src/io/vsource.c, issue 11 part 2), on a GPU machine.
 # CLIPDIR holds test_nvseg_clips.sh's clips (made where ffmpeg is).  Prints
 # ok / not ok / skip lines, then timings; logs under $OUT/nvseg.
+#   nvsurf    tests/bin/test_nvsurf on two clips (4 sessions holding frames)
 #   equal     each clip (H.264 with B-frames, H.264 VFR, HEVC Main10) and
 #             --start / --frames / --threads 3 variants: --hwdec=nvdec in
 #             segments (-v must say "N segments on K NVDEC decoders", K >= 2,
@@ -41,6 +42,23 @@ segs() { grep -m1 -o '[0-9]* segments on [0-9]* NVDEC decoders' "$1"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then skip "no CUDA device"; exit 0; fi
 [ -f "$D/frames.txt" ] || { not_ok "no clips in $D (tests/gpu/test_nvseg_clips.sh makes them)"; exit 1; }
+
+# ---- surfaces: 4 sessions at once holding 60 frames each, detached (the
+# fix) == software luma; held as libavcodec gives them (the old failure):
+# information lines (tests/gpu/test_nvsurf.c)
+NVSURF=${NVSURF:-$(command -v test_nvsurf || ls "$(dirname "$0")/../bin/test_nvsurf" 2>/dev/null)}
+if [ -z "$NVSURF" ]; then
+    skip "test_nvsurf not found"
+else
+    for c in h264_seg.mp4 hevc10_seg.mkv; do
+        NVSURF_FRAMES=60 timeout 60 "$NVSURF" "$D/$c" 0 2 4 8 >"$L/nvsurf.$c.log" 2>&1
+        rc=$?
+        grep -E '^(ok|not ok|skip) ' "$L/nvsurf.$c.log" | sed 's/^\(not ok\|ok\|skip\) nvsurf/\1 nvseg: nvsurf/'
+        fails=$((fails + $(grep -c '^not ok' "$L/nvsurf.$c.log")))
+        [ $rc = 0 ] || grep -q '^not ok' "$L/nvsurf.$c.log" || not_ok "test_nvsurf $c: exit $rc"
+        grep -m1 -o 'hold .*@2.0: .*' "$L/nvsurf.$c.log" | sed 's/^/# /'
+    done
+fi
 
 # ---- equal: NVDEC in segments == one software decoder
 n_var=0
