@@ -31,12 +31,14 @@ CC        ?= cc
 PKG_CONFIG ?= pkg-config
 
 # Debian packages the build needs (make deps installs the missing ones);
-# ffmpeg (the program) only makes and inspects test clips.
+# ffmpeg (the program) only makes and inspects test clips; parallel,
+# slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
+# tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
                libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
-               python3-pytest
+               python3-pytest parallel slurm-wlm munge
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -141,16 +143,30 @@ $(PUB_A): $(PUB_OBJS)
 	ar rcs $@ $(PUB_DIR)/gpuedge_all.o
 
 
-$(BUILD)/%.o: %.c
+# Objects depend on the flags they were built with (a stamp rewritten only
+# when the flags change), so a flags change (-fPIC for libgpuedge.so, say)
+# rebuilds an existing build tree instead of linking stale objects.
+CFLAGS_STAMP  = $(BUILD)/cflags.stamp
+NVFLAGS_STAMP = $(KBUILD)/nvflags.stamp
+$(CFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_CFLAGS)' | cmp -s - $@ || echo '$(ALL_CFLAGS)' >$@
+$(NVFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_NVFLAGS)' | cmp -s - $@ || echo '$(ALL_NVFLAGS)' >$@
+FORCE:
+.PHONY: FORCE
+
+$(BUILD)/%.o: %.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # stb's implementation: Debian's header, our settings; warnings are theirs.
-$(BUILD)/third_party/%.o: third_party/%.c
+$(BUILD)/third_party/%.o: third_party/%.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -w -c -o $@ $<
 
-$(KBUILD)/%.o: %.cu
+$(KBUILD)/%.o: %.cu $(NVFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVFLAGS) -c -o $@ $<
 

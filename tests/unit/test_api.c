@@ -60,6 +60,9 @@ static ge_params params_of(const ge_options *o)
     p.use_threshold = o->use_threshold;
     p.threshold = o->threshold;
     p.invert = o->invert;
+    p.canny = o->canny;
+    p.canny_low = o->canny_low;
+    p.canny_high = o->canny_high;
     return p;
 }
 
@@ -186,6 +189,7 @@ static void test_bad_args(void)
     BAD_OPT("threshold 300", (o.use_threshold = 1, o.threshold = 300));
     BAD_OPT("canny 3", o.canny = 3);
     BAD_OPT("canny low > high", (o.canny = GE_CANNY_ON, o.canny_low = 50, o.canny_high = 10));
+    BAD_OPT("canny and threshold", (o.canny = GE_CANNY_AUTO, o.use_threshold = 1));
     BAD_OPT("backend 7", o.backend = 7);
     BAD_OPT("device -1", o.device = -1);
     BAD_OPT("threads -1", o.threads = -1);
@@ -286,11 +290,17 @@ static void test_results(int backend, const char *tag)
             ge_ctx_free(&ctx);
         }
     {
-        static const struct { double sigma; int border; float scale; int thr; float t; int inv; }
+        static const struct { double sigma; int border; float scale; int thr; float t; int inv;
+                              int canny; float lo, hi; }
             ps[] = {
-                {0, GE_BORDER_REPLICATE, 1, 0, 0, 0},   {2.5, GE_BORDER_REFLECT101, 1, 0, 0, 0},
-                {1, GE_BORDER_ZERO, 0.5f, 0, 0, 1},     {1, GE_BORDER_REPLICATE, 3, 1, 40, 0},
-                {16, GE_BORDER_REFLECT101, 1, 1, 0, 1}, {0.1, GE_BORDER_ZERO, 8, 0, 0, 0},
+                {1, GE_BORDER_REPLICATE, 1, 0, 0, 0, GE_CANNY_ON, 20, 60},
+                {2, GE_BORDER_ZERO, 1, 0, 0, 1, GE_CANNY_AUTO, 0, 0},
+                {0, GE_BORDER_REPLICATE, 1, 0, 0, 0, 0, 0, 0},
+                {2.5, GE_BORDER_REFLECT101, 1, 0, 0, 0, 0, 0, 0},
+                {1, GE_BORDER_ZERO, 0.5f, 0, 0, 1, 0, 0, 0},
+                {1, GE_BORDER_REPLICATE, 3, 1, 40, 0, 0, 0, 0},
+                {16, GE_BORDER_REFLECT101, 1, 1, 0, 1, 0, 0, 0},
+                {0.1, GE_BORDER_ZERO, 8, 0, 0, 0, 0, 0, 0},
             };
         for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
             ge_options o;
@@ -305,9 +315,16 @@ static void test_results(int backend, const char *tag)
             o.use_threshold = ps[i].thr;
             o.threshold = ps[i].t;
             o.invert = ps[i].inv;
-            char thr[32] = "";
+            o.canny = ps[i].canny;
+            o.canny_low = ps[i].lo;
+            o.canny_high = ps[i].hi;
+            if (o.canny && backend == GE_BACKEND_GPU)
+                continue; /* not on the GPU yet: checked in test_gpu */
+            char thr[48] = "";
             if (o.use_threshold)
                 snprintf(thr, sizeof thr, " threshold %g", (double)o.threshold);
+            else if (o.canny)
+                snprintf(thr, sizeof thr, " canny %s", o.canny == GE_CANNY_AUTO ? "auto" : "20,60");
             snprintf(name, sizeof name, "%s: sigma %g border %d scale %g%s%s == reference", tag,
                      o.sigma, o.border, (double)o.scale, thr, o.invert ? " invert" : "");
             if ((r = ge_ctx_new(&ctx, &o)) < 0) {
@@ -452,6 +469,22 @@ static void test_gpu(void)
     CHECK(r == 0, "GPU context", "rc %d: %s", r, ge_last_error(NULL));
     if (r)
         return;
+    {
+        ge_ctx *cc = NULL;
+        ge_options co;
+        ge_options_init(&co);
+        co.canny = GE_CANNY_AUTO;
+        co.backend = GE_BACKEND_GPU;
+        r = ge_ctx_new(&cc, &co);
+        CHECK(r == GE_ERR_UNSUPPORTED && !cc, "canny on a GPU context -> GE_ERR_UNSUPPORTED",
+              "rc %d", r);
+        ge_ctx_free(&cc);
+        co.backend = GE_BACKEND_AUTO;
+        r = ge_ctx_new(&cc, &co);
+        CHECK(r == 0 && ge_ctx_backend(cc) == GE_BACKEND_CPU, "canny with auto: the CPU",
+              "rc %d", r);
+        ge_ctx_free(&cc);
+    }
     {
         uint8_t host[64];
         r = ge_process_device(ctx, host, 4, 4, 1, 1, 4, host, 4, NULL, NULL);
