@@ -28,8 +28,14 @@ typedef struct cli_opts {
     const char *hist_file;
     int cpu_ref_every;       /* 0 off; N: every N-th frame */
     int backend;             /* enum cli_backend */
-    int device;
-    int device_given;        /* --device was given (the CPU-only variant refuses it) */
+    int device;              /* --device N, or the first of --devices */
+    int device_given;        /* --device or --devices given (the CPU-only variant refuses them) */
+    /* --devices LIST|all: one engine per device (GE_MAX_DEVICES at most);
+     * ndevices 0 = --device alone (one engine), devices_all = "all" (the
+     * list is made once CUDA counts them) */
+    int devices[64];
+    int ndevices;
+    int devices_all;
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */
     double start;            /* seconds */

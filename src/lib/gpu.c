@@ -19,6 +19,16 @@ void gpu_versions(int *runtime_version, int *driver_version)
 
 int gpu_compiled(void) { return 1; }
 
+int gpu_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
 int gpu_set_device(int device)
 {
     if (cudaSetDevice(device) != cudaSuccess) {

@@ -41,6 +41,10 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
 /* Versions only (for --version); never fails. */
 void gpu_versions(int *runtime_version, int *driver_version);
 
+/* How many CUDA devices the runtime shows (CUDA_VISIBLE_DEVICES); 0 when
+ * none or on any error. */
+int gpu_count(void);
+
 /* Makes `device` current on the calling thread (after gpu_probe said it
  * works).  0, or -1. */
 int gpu_set_device(int device);

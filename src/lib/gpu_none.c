@@ -62,6 +62,8 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
     return gpu_probe(0, info, why, n);
 }
 
+int gpu_count(void) { return 0; }
+
 int gpu_set_device(int device)
 {
     (void)device;
@@ -144,6 +146,26 @@ size_t hw_frame_bytes(const src_frame *fr)
 {
     (void)fr;
     return 0;
+}
+
+int hw_detach(src_frame *fr, const char **why)
+{
+    (void)fr;
+    *why = GPU_NONE_WHY;
+    return -1;
+}
+
+int hw_on_surface(const src_frame *fr)
+{
+    (void)fr;
+    return 0;
+}
+
+void hw_detach_stats(long *mallocs, double *seconds, size_t *cached)
+{
+    *mallocs = 0;
+    *seconds = 0;
+    *cached = 0;
 }
 
 // ---------------------------------------------------------------------------

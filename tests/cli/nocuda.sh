@@ -1,8 +1,9 @@
 #!/bin/sh
 # The CPU-only variant (make CUDA=0; automatic when the Makefile finds no
 # nvcc): what needs the GPU (--backend=gpu, --hwdec=nvdec,
-# --jpeg-decoder=nvjpeg, --device) fails in one line "built without CUDA",
-# exit 1, nothing written; --version says so; --backend=auto runs the CPU
+# --jpeg-decoder=nvjpeg, --device, --devices; the last two are ignored with
+# --backend=cpu, as in a CUDA build) fails in one line "built without
+# CUDA", exit 1, nothing written; --version says so; --backend=auto runs the CPU
 # backend with the one notice a machine without a GPU prints, and the same
 # pixels as --backend=cpu.  A CUDA build's --version names its runtime.
 # The Makefile's choice (make -n, nothing built): NVCC=/nonexistent and
@@ -20,7 +21,13 @@ if no_cuda; then
     fails "--jpeg-decoder=nvjpeg" 1 "^gpuedge: --jpeg-decoder=nvjpeg: $w" \
         --jpeg-decoder=nvjpeg in.png out.pgm
     fails "--device 0" 1 "^gpuedge: --device: $w" --device 0 in.png out.pgm
-    fails "--device 1 --backend=cpu" 1 "^gpuedge: --device: $w" --device 1 --backend=cpu in.png out.pgm
+    fails "--devices 0,1" 1 "^gpuedge: --devices: $w" --devices 0,1 in.png out.pgm
+    fails "--devices all" 1 "^gpuedge: --devices: $w" --devices all in.png out.pgm
+    ge --device 1 --backend=cpu in.png out.pgm
+    [ "$RC" -eq 0 ] && [ ! -s "$ERR" ] && cmp -s out.pgm ref.pgm &&
+        ok "--device 1 --backend=cpu: ignored, as in a CUDA build" ||
+        { not_ok "--device 1 --backend=cpu: exit $RC"; show_err; }
+    rm -f out.pgm
     fails "--backend=gpu, batch" 1 "^gpuedge: --backend=gpu: $w" --backend=gpu -o outdir in.png
 
     ge --version
