@@ -127,11 +127,13 @@ GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
           -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)
 # -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
 NVFLAGS ?= -O3
-# nvcc compiles the architectures of one .cu in NVCC_THREADS threads (0: one
-# a CPU) instead of one after another: fused.cu for the default SMS, cold,
-# on 2 cores, BENCHMARKS.md "Build".  NVCC_THREADS=1: one at a time.
-NVCC_THREADS ?= 0
-ALL_NVFLAGS = $(NVFLAGS) --threads $(NVCC_THREADS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
+# NVCC_THREADS=N: nvcc compiles the architectures of one .cu in N threads
+# (0: one a CPU) instead of one after another.  Off by default: on the
+# 2-core build machine fused.cu for the default SMS took 155 s serially and
+# 410 s with --threads 0 (45 % more CPU time; BENCHMARKS.md "Build"); try it
+# where idle cores outnumber make's jobs.
+NVCC_THREADS ?=
+ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
               $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
 
 # CUDA-only C sources: in the CUDA build only; the CPU-only variant compiles
