@@ -126,12 +126,6 @@ static void blk_put(hw_blk *b)
     }
 }
 
-int hw_codec_exact(enum AVCodecID id)
-{
-    return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_VP9 ||
-           id == AV_CODEC_ID_AV1;
-}
-
 static int has_cuda_hwaccel(const AVCodec *c)
 {
     for (int i = 0;; i++) {

@@ -22,8 +22,13 @@ enum { VID_HWDEC_NONE = 0, VID_HWDEC_AUTO = 1, VID_HWDEC_NVDEC = 2 };
 
 /* Codecs --hwdec=auto sends to NVDEC: those whose standards define the
  * decoded picture exactly (SPEC §1.9: H.264, HEVC, VP9, AV1), so NVDEC's
- * frames equal libavcodec's.  1 / 0. */
-int hw_codec_exact(enum AVCodecID id);
+ * frames equal libavcodec's.  1 / 0.  (Here, not in hwdec.c: the CPU-only
+ * variant's readers apply the same --hwdec=auto rule.) */
+static inline int hw_codec_exact(enum AVCodecID id)
+{
+    return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_VP9 ||
+           id == AV_CODEC_ID_AV1;
+}
 
 /* A decoder for `id` with libavcodec's CUDA hwaccel (an
  * AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX config for AV_PIX_FMT_CUDA),

@@ -92,19 +92,15 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
 }
 
 // ---------------------------------------------------------------------------
-// hwdec.h: video_io asks only when the GPU backend runs (never here)
+// hwdec.h: every NVDEC attempt fails in hw_open (the reader decodes in
+// software, as on a machine without a GPU)
 
-int hw_codec_exact(enum AVCodecID id)
-{
-    (void)id;
-    return 0;
-}
-
+/* sw itself, so that the reader's attempt fails in hw_open with the reason,
+ * as on a machine without a GPU */
 const AVCodec *hw_find_decoder(const AVCodec *sw, int *hw_only)
 {
-    (void)sw;
     *hw_only = 0;
-    return NULL;
+    return sw;
 }
 
 int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)

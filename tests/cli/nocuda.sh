@@ -92,7 +92,7 @@ fi
 
 # ---- the Makefile's choice, dry run (make -n -B: commands listed, none run)
 plan() {
-    env -u MAKEFLAGS -u MAKELEVEL -u CUDA make -n -B -C "$ROOT" "$@" >"$T/plan" 2>&1
+    env -u MAKEFLAGS -u MAKELEVEL -u CUDA -u SANITIZE -u BUILD make -n -B -C "$ROOT" "$@" >"$T/plan" 2>&1
 }
 cpu_only_plan() {
     why=
