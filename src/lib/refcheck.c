@@ -98,7 +98,15 @@ int chk_frame(chk_stats *st, const ge_frame *in, const ge_params *p,
         bad |= tally(st, CHK_BLUR, cmp_float(blur, rf, n, &d), d, name, index, "pixels");
     }
     const float *b = blur ? blur : rf;
-    ref_sobel(b, w, h, p, re);
+    if (!p->canny) {
+        ref_sobel(b, w, h, p, re);
+    } else if (ref_canny_edge(b, w, h, p, re) < 0) {
+        /* SPEC §1.8 from the checked blur: the 0/255 map, whole frame */
+        free(rf);
+        free(rb);
+        free(re);
+        return -1;
+    }
     d = 0;
     bad |= tally(st, CHK_EDGE, cmp_u8(edge, re, n, &d), d, name, index, "pixels");
     ref_histogram(edge, n, rh);

@@ -190,6 +190,206 @@ void ref_histogram(const uint8_t *edge, size_t n, uint64_t hist[GE_HIST_BINS])
 }
 
 // ---------------------------------------------------------------------------
+// Canny (SPEC §1.8)
+
+void ref_gradients(const float *blur, int w, int h, int border, float *gx,
+                   float *gy)
+{
+    int x, y;
+
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            float nw = ref_at(blur, w, h, y - 1, x - 1, border);
+            float n = ref_at(blur, w, h, y - 1, x, border);
+            float ne = ref_at(blur, w, h, y - 1, x + 1, border);
+            float wv = ref_at(blur, w, h, y, x - 1, border);
+            float ev = ref_at(blur, w, h, y, x + 1, border);
+            float sw = ref_at(blur, w, h, y + 1, x - 1, border);
+            float s = ref_at(blur, w, h, y + 1, x, border);
+            float se = ref_at(blur, w, h, y + 1, x + 1, border);
+
+            float L = (nw + 2.0f * wv) + sw;
+            float R = (ne + 2.0f * ev) + se;
+            float T = (nw + 2.0f * n) + ne;
+            float D = (sw + 2.0f * s) + se;
+            gx[(size_t)y * w + x] = R - L;
+            gy[(size_t)y * w + x] = D - T;
+        }
+    }
+}
+
+/* t = m * scale at (y, x); 0 outside the image in every border mode */
+static float ref_canny_t(const float *gx, const float *gy, int w, int h,
+                         int y, int x, float scale)
+{
+    size_t i;
+    float a, b;
+
+    if (y < 0 || y >= h || x < 0 || x >= w)
+        return 0.0f;
+    i = (size_t)y * w + x;
+    a = gx[i];
+    b = gy[i];
+    return sqrtf(fmaf(a, a, b * b)) * scale;
+}
+
+void ref_canny_nms(const float *gx, const float *gy, int w, int h,
+                   float scale, float low, float high, uint8_t *cls)
+{
+    const float t1 = (float)(sqrt(2.0) - 1.0);
+    const float t2 = (float)(sqrt(2.0) + 1.0);
+    int x, y;
+
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            float ax = fabsf(gx[i]), ay = fabsf(gy[i]);
+            float t = ref_canny_t(gx, gy, w, h, y, x, scale);
+            int pass;
+
+            if (ay < t1 * ax) {
+                /* gradient near horizontal: left and right neighbours */
+                pass = t > ref_canny_t(gx, gy, w, h, y, x - 1, scale) &&
+                       t >= ref_canny_t(gx, gy, w, h, y, x + 1, scale);
+            } else if (ay > t2 * ax) {
+                /* near vertical: above and below */
+                pass = t > ref_canny_t(gx, gy, w, h, y - 1, x, scale) &&
+                       t >= ref_canny_t(gx, gy, w, h, y + 1, x, scale);
+            } else if ((gx[i] < 0) != (gy[i] < 0)) {
+                /* diagonal, signs differ: (-1,+1) and (+1,-1), both strict */
+                pass = t > ref_canny_t(gx, gy, w, h, y - 1, x + 1, scale) &&
+                       t > ref_canny_t(gx, gy, w, h, y + 1, x - 1, scale);
+            } else {
+                pass = t > ref_canny_t(gx, gy, w, h, y - 1, x - 1, scale) &&
+                       t > ref_canny_t(gx, gy, w, h, y + 1, x + 1, scale);
+            }
+            if (pass && t > low)
+                cls[i] = t > high ? REF_CANNY_STRONG : REF_CANNY_WEAK;
+            else
+                cls[i] = REF_CANNY_NONE;
+        }
+    }
+}
+
+int ref_canny_hysteresis(const uint8_t *cls, int w, int h, uint8_t *out)
+{
+    const size_t n = (size_t)w * h;
+    size_t *stack = NULL, cap = 0, top = 0, i;
+
+    /* out doubles as the visited set: 255 = joined (pushed once) */
+    memset(out, 0, n);
+    for (i = 0; i < n; i++) {
+        if (cls[i] != REF_CANNY_STRONG || out[i])
+            continue;
+        out[i] = 255;
+        top = 0;
+        if (top == cap) {
+            size_t *s = realloc(stack, (cap = cap ? 2 * cap : 1024) * sizeof *s);
+            if (!s) {
+                free(stack);
+                return -1;
+            }
+            stack = s;
+        }
+        stack[top++] = i;
+        while (top > 0) {
+            size_t j = stack[--top];
+            int y = (int)(j / (size_t)w), x = (int)(j % (size_t)w), dy, dx;
+
+            for (dy = -1; dy <= 1; dy++) {
+                for (dx = -1; dx <= 1; dx++) {
+                    int yy = y + dy, xx = x + dx;
+                    size_t k;
+
+                    if (yy < 0 || yy >= h || xx < 0 || xx >= w)
+                        continue;
+                    k = (size_t)yy * w + xx;
+                    if (cls[k] == REF_CANNY_NONE || out[k])
+                        continue;
+                    out[k] = 255;
+                    if (top == cap) {
+                        size_t *s = realloc(stack, 2 * cap * sizeof *s);
+                        if (!s) {
+                            free(stack);
+                            return -1;
+                        }
+                        stack = s;
+                        cap *= 2;
+                    }
+                    stack[top++] = k;
+                }
+            }
+        }
+    }
+    free(stack);
+    return 0;
+}
+
+int ref_canny(const float *gx, const float *gy, int w, int h, float scale,
+              float low, float high, uint8_t *out)
+{
+    uint8_t *cls = malloc((size_t)w * h);
+    int ret;
+
+    if (!cls)
+        return -1;
+    ref_canny_nms(gx, gy, w, h, scale, low, high, cls);
+    ret = ref_canny_hysteresis(cls, w, h, out);
+    free(cls);
+    return ret;
+}
+
+int ref_canny_thresholds(const float *blur, int w, int h, const ge_params *p,
+                         uint8_t *e, float *low, float *high)
+{
+    if (p->canny == GE_CANNY_ON) {
+        *low = p->canny_low;
+        *high = p->canny_high;
+        return 0;
+    }
+    if (p->canny == GE_CANNY_AUTO) {
+        ge_params q = *p;
+        uint64_t hist[GE_HIST_BINS];
+
+        q.canny = GE_CANNY_OFF;
+        q.use_threshold = 0;
+        q.invert = 0;
+        ref_sobel(blur, w, h, &q, e);
+        ref_histogram(e, (size_t)w * h, hist);
+        ge_canny_auto(hist, (uint64_t)w * (uint64_t)h, low, high);
+        return 0;
+    }
+    return -1;
+}
+
+int ref_canny_edge(const float *blur, int w, int h, const ge_params *p,
+                   uint8_t *edge)
+{
+    const size_t n = (size_t)w * h;
+    float *gx = malloc(n * sizeof *gx);
+    float *gy = malloc(n * sizeof *gy);
+    float low, high;
+    size_t i;
+    int ret = -1;
+
+    if (!gx || !gy)
+        goto end;
+    if (ref_canny_thresholds(blur, w, h, p, edge, &low, &high) < 0)
+        goto end;
+    ref_gradients(blur, w, h, p->border, gx, gy);
+    if (ref_canny(gx, gy, w, h, p->scale, low, high, edge) < 0)
+        goto end;
+    if (p->invert)
+        for (i = 0; i < n; i++)
+            edge[i] = (uint8_t)(255 - edge[i]);
+    ret = 0;
+end:
+    free(gx);
+    free(gy);
+    return ret;
+}
+
+// ---------------------------------------------------------------------------
 
 int ref_process(const ge_frame *f, const ge_params *p, ge_planes *planes)
 {
@@ -211,6 +411,9 @@ int ref_process(const ge_frame *f, const ge_params *p, ge_planes *planes)
         return -1;
     if (ge_taps_make(p->sigma, &taps) < 0)
         return -1;
+    if (p->canny < GE_CANNY_OFF || p->canny > GE_CANNY_AUTO ||
+        (p->canny == GE_CANNY_ON && !(p->canny_low >= 0 && p->canny_low <= p->canny_high)))
+        return -1;
     if ((size_t)f->width > SIZE_MAX / sizeof(float) / (size_t)f->height)
         return -1;
     n = (size_t)f->width * f->height;
@@ -228,7 +431,12 @@ int ref_process(const ge_frame *f, const ge_params *p, ge_planes *planes)
     ref_grey(f, grey);
     ref_blur_h(grey, f->width, f->height, &taps, p->border, blur_h);
     ref_blur_v(blur_h, f->width, f->height, &taps, p->border, blur);
-    ref_sobel(blur, f->width, f->height, p, planes->edge);
+    if (p->canny) {
+        if (ref_canny_edge(blur, f->width, f->height, p, planes->edge) < 0)
+            goto end;
+    } else {
+        ref_sobel(blur, f->width, f->height, p, planes->edge);
+    }
     ref_histogram(planes->edge, n, planes->hist);
     ret = 0;
 end:

@@ -28,7 +28,40 @@ void ref_sobel(const float *blur, int w, int h, const ge_params *p,
 /* SPEC §1.7: 256 bins over n edge values. */
 void ref_histogram(const uint8_t *edge, size_t n, uint64_t hist[GE_HIST_BINS]);
 
-/* All stages in order; planes->grey/blur_h/blur may be NULL (scratch is
+/* --- Canny (SPEC §1.8), in three pieces so a checker can name the one that
+ * broke.  Every plane W*H, row-major. */
+
+/* SPEC §1.4's gx = R - L and gy = D - T of the blurred plane, per pixel
+ * (border-mapped neighbours, exactly as ref_sobel computes them). */
+void ref_gradients(const float *blur, int w, int h, int border, float *gx,
+                   float *gy);
+/* Non-maximum suppression and the two thresholds: t = m * scale with
+ * m = sqrtf(fma(gx, gx, gy * gy)); cls[i] = REF_CANNY_NONE, _WEAK (a
+ * candidate: passes the NMS test and t > low) or _STRONG (also t > high).
+ * A neighbour outside the image has t = 0, whatever the border mode. */
+enum { REF_CANNY_NONE = 0, REF_CANNY_WEAK = 1, REF_CANNY_STRONG = 2 };
+void ref_canny_nms(const float *gx, const float *gy, int w, int h,
+                   float scale, float low, float high, uint8_t *cls);
+/* Hysteresis: out = 255 for every candidate joined to a strong pixel by
+ * 8-connected candidates, else 0 (a flood fill from the strong pixels).
+ * Returns 0, or -1 when out of memory (its stack). */
+int ref_canny_hysteresis(const uint8_t *cls, int w, int h, uint8_t *out);
+/* Both of the above: the 0/255 Canny map (no --invert). 0 or -1. */
+int ref_canny(const float *gx, const float *gy, int w, int h, float scale,
+              float low, float high, uint8_t *out);
+/* The thresholds a frame uses: p->canny_low/high for GE_CANNY_ON; for
+ * GE_CANNY_AUTO, ge_canny_auto() over the histogram of step 6's edge map of
+ * this blurred plane (scale, no --threshold, no --invert), computed into
+ * the scratch plane `e` (W*H).  0, or -1 when p->canny is off. */
+int ref_canny_thresholds(const float *blur, int w, int h, const ge_params *p,
+                         uint8_t *e, float *low, float *high);
+/* Blurred plane -> the final edge map of a Canny frame: thresholds,
+ * gradients, NMS, hysteresis, then --invert.  0, or -1 out of memory. */
+int ref_canny_edge(const float *blur, int w, int h, const ge_params *p,
+                   uint8_t *edge);
+
+/* All stages in order (with p->canny set, Canny replaces step 6 and
+ * --threshold is ignored); planes->grey/blur_h/blur may be NULL (scratch is
  * allocated then).  Returns 0, or -1 when out of memory. */
 int ref_process(const ge_frame *f, const ge_params *p, ge_planes *planes);
 
