@@ -97,7 +97,7 @@ static void make(unsigned char *img, int w, int h, int kind)
                     if (!disc || (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r)
                         put(img, w, h, x, y, v);
         }
-    } else if (kind == IN_SPIRAL) { /* as tests/gpu/test_canny.c */
+    } else if (kind == IN_SPIRAL) { /* as tests/gpu/test_canny_gpu.c */
         int L = 2, T = 2, R = w - 4, B = h - 4;
         const int P = 8;
         while (R - L >= P && B - T >= P) {
