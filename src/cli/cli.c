@@ -23,7 +23,8 @@ enum {
     OPT_JPEG_DECODER, OPT_AUTO_ORIENT, OPT_NO_AUTO_ORIENT,
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
-    OPT_HWDEC
+    OPT_HWDEC,
+    OPT_CANNY
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +33,7 @@ static const struct option long_opts[] = {
     {"scale", required_argument, NULL, OPT_SCALE},
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
     {"invert", no_argument, NULL, OPT_INVERT},
+    {"canny", required_argument, NULL, OPT_CANNY},
     {"rgb", no_argument, NULL, OPT_RGB},
     {"report", optional_argument, NULL, OPT_REPORT},
     {"report-file", required_argument, NULL, OPT_REPORT_FILE},
@@ -86,7 +88,12 @@ void cli_usage(FILE *fp)
 "      --border MODE       replicate, reflect101 or zero [replicate]\n"
 "      --scale K           multiply the magnitude by K (> 0) [1]\n"
 "      --threshold T       binary map: 255 where magnitude*scale >= T (0..255)\n"
-"      --invert            dark edges on white (255 - e)\n"
+"      --canny LOW,HIGH    Canny edges (0 or 255): non-maximum suppression,\n"
+"                          then hysteresis on magnitude*scale with\n"
+"                          0 <= LOW <= HIGH, e.g. 20,50\n"
+"      --canny auto        the same with LOW and HIGH from each frame's own\n"
+"                          histogram (see gpuedge(1))\n"
+"      --invert            dark edges on white (255 - e; after --canny too)\n"
 "      --rgb               video: grey from RGB (libswscale) instead of the\n"
 "                          luma plane\n"
 "\n"
@@ -215,6 +222,34 @@ static int parse_size(const char *s, unsigned long long *out)
     return 0;
 }
 
+/* --canny LOW,HIGH or auto: exactly two finite numbers >= 0, one comma,
+ * LOW <= HIGH (compared as the floats they become). */
+static int parse_canny(const char *s, ge_params *p)
+{
+    char buf[128];
+    const char *comma = strchr(s, ',');
+    double lo, hi;
+
+    if (!strcmp(s, "auto")) {
+        p->canny = GE_CANNY_AUTO;
+        return 0;
+    }
+    if (!comma || strchr(comma + 1, ',') || (size_t)(comma - s) >= sizeof buf)
+        return -1;
+    memcpy(buf, s, (size_t)(comma - s));
+    buf[comma - s] = '\0';
+    /* strtod skips leading blanks: " 5" would pass, so no blanks at all */
+    if (strpbrk(s, " \t\n\v\f\r") || parse_double(buf, &lo) || parse_double(comma + 1, &hi))
+        return -1;
+    if (!(lo >= 0) || !(hi >= 0) || lo > 3.4e38 || hi > 3.4e38 ||
+        (float)lo > (float)hi)
+        return -1;
+    p->canny = GE_CANNY_ON;
+    p->canny_low = (float)lo;
+    p->canny_high = (float)hi;
+    return 0;
+}
+
 static void opts_init(cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -309,6 +344,11 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             o->p.threshold = (float)d;
             break;
         case OPT_INVERT: o->p.invert = 1; break;
+        case OPT_CANNY:
+            if (parse_canny(optarg, &o->p))
+                return usage_error("--canny '%s': expected LOW,HIGH (numbers, "
+                                   "0 <= LOW <= HIGH) or auto", optarg);
+            break;
         case OPT_RGB: o->rgb = 1; break;
         case OPT_REPORT:
             if (!optarg || !strcmp(optarg, "text"))
@@ -426,6 +466,9 @@ int cli_parse(int argc, char **argv, cli_opts *o)
     }
     if (o->action == CLI_VERSION)
         return 0;
+    if (o->p.canny && o->p.use_threshold)
+        return usage_error("%s", "--canny and --threshold contradict each other "
+                           "(Canny's map is already binary)");
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
