@@ -18,9 +18,10 @@
  * t > LOW (candidate) and t > HIGH (strong).  Class byte written in place
  * of the code.  For the union-find hysteresis the block then labels the
  * tile's candidates: union-find in shared memory over the in-tile
- * 8-neighbour pairs (W, NW, N, NE of each pixel; every access during the
- * unions is an atomic, so the concurrent finds and links are well-defined
- * and racecheck-clean), each candidate's label = its local root.
+ * 8-neighbour pairs (W, NW, N, NE of each pixel, pruned by Wu's decision
+ * tree to one or two unions a candidate; every access during the unions
+ * is an atomic, so the concurrent finds and links are well-defined and
+ * racecheck-clean), each candidate's label = its local root.
  *
  * Keys.  A node's key is (weak << 31) | index (local: (weak << 15) | i),
  * and a link always points from a larger key to a smaller one (atomicMin,
@@ -36,7 +37,9 @@
  * tiles above / to the left (every 8-neighbour pair that crosses a tile
  * border is seen from its lower or right pixel).
  *
- * canny_final_kernel: rows grid-strided over ~8 blocks a SM; a strong
+ * canny_final_kernel: rows grid-strided over ~8 blocks a SM, 4 pixels
+ * a thread (one 32-bit load and store; most words hold no candidate)
+ * where rows are 4-byte aligned; a strong
  * pixel is 255, a weak one 255 when its root's key is strong (find with
  * path splitting: a node's parent is only ever replaced by one of its
  * ancestors, so concurrent splits stay valid), else 0; XOR invert; the
@@ -277,12 +280,15 @@ __global__ void __launch_bounds__(CT_THREADS)
     const float low = a.thr ? a.thr[0] : a.low;
     const float high = a.thr ? a.thr[1] : a.high;
 
-    for (int i = threadIdx.x; i < CT_SH * CT_SW; i += CT_THREADS) {
-        const int ly = i / CT_SW, lx = i - ly * CT_SW;
-        const int y = Y0 - 1 + ly, x = X0 - 1 + lx;
-        st[i] = ((unsigned)y < (unsigned)a.h && (unsigned)x < (unsigned)a.w)
-                    ? __ldg(a.t + (size_t)y * a.tp + x)
-                    : 0.0f;
+    /* a warp a row segment (coalesced), no index division */
+    for (int ly = threadIdx.x >> 5; ly < CT_SH; ly += CT_THREADS / 32) {
+        const int y = Y0 - 1 + ly;
+        const bool yin = (unsigned)y < (unsigned)a.h;
+        const float *row = a.t + (size_t)(yin ? y : 0) * a.tp;
+        for (int lx = threadIdx.x & 31; lx < CT_SW; lx += 32) {
+            const int x = X0 - 1 + lx;
+            st[ly * CT_SW + lx] = yin && (unsigned)x < (unsigned)a.w ? __ldg(row + x) : 0.0f;
+        }
     }
     __syncthreads();
 
@@ -297,13 +303,9 @@ __global__ void __launch_bounds__(CT_THREADS)
             uint8_t *px = a.cls + (size_t)y * a.pitch + x;
             const unsigned code = *px;
             const float *c = st + (ly + 1) * CT_SW + lx + 1;
-            float t1, t2;
-            switch (code & 3u) {
-            case 0: t1 = c[-1]; t2 = c[1]; break;
-            case 1: t1 = c[-CT_SW]; t2 = c[CT_SW]; break;
-            case 2: t1 = c[-CT_SW + 1]; t2 = c[CT_SW - 1]; break;
-            default: t1 = c[-CT_SW - 1]; t2 = c[CT_SW + 1]; break;
-            }
+            /* n2 is n1 mirrored: n1 = c[-o], n2 = c[+o] */
+            const int o = code == 0u ? 1 : code == 1u ? CT_SW : code == 2u ? CT_SW - 1 : CT_SW + 1;
+            const float t1 = c[-o], t2 = c[o];
             const float t0 = *c;
             const bool pass = t0 > t1 && (code < 2u ? t0 >= t2 : t0 > t2);
             if (pass && t0 > low)
@@ -318,7 +320,13 @@ __global__ void __launch_bounds__(CT_THREADS)
     if (!a.label)
         return;
     __syncthreads();
-    /* unions over the in-tile pairs: W, NW, N, NE of each candidate */
+    /* unions over the in-tile pairs with W, NW, N, NE, pruned by Wu,
+     * Otoo and Suzuki's decision tree (2009): N alone when N is a
+     * candidate (NW, NE and W touch N and are joined to it by their own
+     * unions); else NE plus NW or else W; else NW; else W.  Every pixel's
+     * choice depends on the candidate mask only, so the unions all
+     * pixels make are the sequential algorithm's, in any order: the same
+     * components. */
 #pragma unroll
     for (int k = 0; k < CT_PPT; k++) {
         if (!cl[k])
@@ -326,16 +334,26 @@ __global__ void __launch_bounds__(CT_THREADS)
         const int j = threadIdx.x + k * CT_THREADS;
         const int ly = j / CT_W, lx = j % CT_W;
         const unsigned me = (cl[k] == 1 ? LKEY_WEAK : 0u) | (unsigned)j;
-        if (lx > 0 && sc[j - 1])
-            s_union(sl, me, (sc[j - 1] == 1 ? LKEY_WEAK : 0u) | (unsigned)(j - 1));
-        if (ly > 0) {
-#pragma unroll
-            for (int d = -1; d <= 1; d++) {
-                const int lxn = lx + d, jn = j - CT_W + d;
-                if (lxn >= 0 && lxn < CT_W && sc[jn])
-                    s_union(sl, me, (sc[jn] == 1 ? LKEY_WEAK : 0u) | (unsigned)jn);
-            }
+        const int jw = j - 1, jn = j - CT_W, jnw = jn - 1, jne = jn + 1;
+        const unsigned cw = lx > 0 ? sc[jw] : 0u;
+        const unsigned cn = ly > 0 ? sc[jn] : 0u;
+        const unsigned cnw = lx > 0 && ly > 0 ? sc[jnw] : 0u;
+        const unsigned cne = lx < CT_W - 1 && ly > 0 ? sc[jne] : 0u;
+#define LK(c, i) (((c) == 1 ? LKEY_WEAK : 0u) | (unsigned)(i))
+        if (cn) {
+            s_union(sl, me, LK(cn, jn));
+        } else if (cne) {
+            s_union(sl, me, LK(cne, jne));
+            if (cnw)
+                s_union(sl, me, LK(cnw, jnw));
+            else if (cw)
+                s_union(sl, me, LK(cw, jw));
+        } else if (cnw) {
+            s_union(sl, me, LK(cnw, jnw));
+        } else if (cw) {
+            s_union(sl, me, LK(cw, jw));
         }
+#undef LK
     }
     __syncthreads();
     /* each candidate's label: its local root as a global key (no writes to
@@ -484,7 +502,8 @@ __device__ __forceinline__ unsigned g_find_split(unsigned *L, unsigned k)
 
 __global__ void __launch_bounds__(FIN_THREADS)
     canny_final_kernel(uint8_t *cls, int pitch, unsigned *L, int w, int h,
-                       int use_labels, int invert, unsigned long long *hist)
+                       int use_labels, int invert, int vec4,
+                       unsigned long long *hist)
 {
     __shared__ unsigned s_on;
     if (threadIdx.x == 0)
@@ -492,13 +511,33 @@ __global__ void __launch_bounds__(FIN_THREADS)
     __syncthreads();
     unsigned on = 0;
     const uint8_t inv = invert ? 255 : 0;
+    /* 4 pixels a thread where rows are 4-byte aligned (most words hold
+     * no candidate: one load, one store), the row's tail byte by byte */
+    const int nq = vec4 ? w >> 2 : 0;
     for (int y = blockIdx.x; y < h; y += gridDim.x) {
         uint8_t *row = cls + (size_t)y * pitch;
-        for (int x = threadIdx.x; x < w; x += FIN_THREADS) {
+        const size_t i0 = (size_t)y * w;
+        for (int q = threadIdx.x; q < nq; q += FIN_THREADS) {
+            const uint32_t v = ((const uint32_t *)row)[q];
+            uint32_t out = 0;
+            if (v) {
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    const unsigned c = (v >> (8 * b)) & 0xFFu;
+                    bool keep = c == 2;
+                    if (c == 1 && use_labels)
+                        keep = !(g_find_split(L, key_of(1, i0 + 4 * q + b)) & KEY_WEAK);
+                    out |= keep ? 0xFFu << (8 * b) : 0u;
+                    on += keep;
+                }
+            }
+            ((uint32_t *)row)[q] = out ^ (invert ? 0xFFFFFFFFu : 0u);
+        }
+        for (int x = 4 * nq + threadIdx.x; x < w; x += FIN_THREADS) {
             const unsigned c = row[x];
             bool keep = c == 2;
             if (c == 1 && use_labels)
-                keep = !(g_find_split(L, key_of(1, (size_t)y * w + x)) & KEY_WEAK);
+                keep = !(g_find_split(L, key_of(1, i0 + x)) & KEY_WEAK);
             row[x] = (uint8_t)((keep ? 255 : 0) ^ inv);
             on += keep;
         }
@@ -670,6 +709,7 @@ extern "C" cudaError_t canny_hyst_gpu(uint8_t *cls, int pitch, uint32_t *lab,
     if (fg > h)
         fg = h;
     canny_final_kernel<<<(unsigned)fg, FIN_THREADS, 0, stream>>>(
-        cls, pitch, lab, w, h, uf, p->invert != 0, hist);
+        cls, pitch, lab, w, h, uf, p->invert != 0,
+        (uintptr_t)cls % 4 == 0 && pitch % 4 == 0, hist);
     return cudaGetLastError();
 }

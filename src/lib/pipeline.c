@@ -439,7 +439,8 @@ static int plan_canny(const gpu_engine *e, const ge_frame *f, int on_device,
                f->width, f->height);
         return 0;
     }
-    if (whole >= in_bytes && whole <= per && planes / 3 == sizeof(float) * npx &&
+    /* npx < 2^31 here (scratch != 0): no product overflows */
+    if (whole >= in_bytes && whole <= per &&
         dev_size(e, scratch) + planes <= e->budget - whole * (size_t)e->nslots)
         return f->height;
     ge_err(name, "a %dx%d frame does not fit the memory budget for --canny (%zu MiB of GPU "

@@ -22,8 +22,10 @@
  * line a case ("ok canny ..." / "not ok canny ...: N of M pixels differ
  * ..."), plus "# ..." lines with the kept pixels and CANNY_ITER's rounds.
  *
- * Usage: test_canny_gpu [--quick] [--seed N] [--no-ref] [--cpu-only]
- * (--quick: frames up to 1100 px a side, for compute-sanitizer; --no-ref:
+ * Usage: test_canny_gpu [--quick|--small] [--seed N] [--no-ref] [--cpu-only]
+ *                       [--method union|iter]
+ * (--quick: frames up to 1100 px a side; --small: about 50 cases up to
+ * 300 px a side and the 300x200 spiral, for compute-sanitizer; --no-ref:
  * skip ref_process; --cpu-only: only own == ref_process, no GPU needed).  Without a CUDA device it prints
  * "skip canny: no CUDA device" and exits 0.
  */
@@ -323,6 +325,8 @@ struct tcase {
 
 static long total_kept;
 static int cpu_only; /* --cpu-only: own == ref_process, no GPU */
+static int small;    /* --small: ~50 cases up to 300 px (compute-sanitizer) */
+static int only_method = -1; /* --method union|iter: that one alone */
 
 static void run_case(const struct tcase *c, int with_ref)
 {
@@ -389,6 +393,8 @@ static void run_case(const struct tcase *c, int with_ref)
     for (int staged = 0; staged < 2 && !cpu_only; staged++)
         for (int m = 0; m < 2; m++) {
             unsigned long long gh[GE_HIST_BINS];
+            if (only_method >= 0 && m != only_method)
+                continue;
             unsigned rounds = 0;
             canny_set_method(m ? CANNY_ITER : CANNY_UNION);
             snprintf(nm, sizeof nm, "%s %s %s", name, staged ? "staged" : "fused",
@@ -456,10 +462,14 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--no-ref"))
             with_ref = 0; /* only the test's own reference */
+        else if (!strcmp(argv[i], "--method") && i + 1 < argc)
+            only_method = !strcmp(argv[++i], "iter") ? 1 : 0;
+        else if (!strcmp(argv[i], "--small"))
+            small = quick = 1;
         else if (!strcmp(argv[i], "--cpu-only"))
             cpu_only = 1; /* the two CPU answers only (no GPU needed) */
         else {
-            fprintf(stderr, "usage: test_canny_gpu [--quick] [--seed N] [--no-ref] [--cpu-only]\n");
+            fprintf(stderr, "usage: test_canny_gpu [--quick|--small] [--seed N] [--no-ref] [--cpu-only] [--method union|iter]\n");
             return 2;
         }
     }
@@ -496,6 +506,10 @@ int main(int argc, char **argv)
                      * time); --quick (sanitizers): no large spiral
                      * (CANNY_ITER's thousands of rounds) */
                     if (large && (g != 2 || d != (b + s) % (quick ? 3 : DATA_N - 1)))
+                        continue;
+                    /* --small: one border and sigma a size and data */
+                    if (small && (w > 300 || h > 300 || b != (d + s) % 3 ||
+                                  g != (d + s + b) % 4))
                         continue;
                     c.w = w;
                     c.h = h;
