@@ -18,6 +18,12 @@
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 MANPREFIX ?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR    ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# The Python module: PYTHONDIR/gpuedge (Debian's python3 searches
+# /usr/lib/python3/dist-packages; elsewhere add PYTHONDIR to PYTHONPATH)
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 SMS       ?= 75 80 86 89 90 100 120
@@ -29,7 +35,8 @@ PKG_CONFIG ?= pkg-config
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
-               libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck
+               libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
+               python3-pytest
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -56,7 +63,7 @@ OPT     ?= -O2
 CFLAGS  ?= -g
 # -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DGE_SMS=\"$(SMS_TAG)\" $(OPT) $(CFLAGS) -Wall -Wextra \
-             -ffp-contract=off -pthread $(SANFLAGS) \
+             -ffp-contract=off -pthread $(SANFLAGS) $(PIC_CFLAGS) \
              $(SRC_INC) -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64
 # CUDA runtime linked statically; never the driver library (-lcuda).
@@ -68,13 +75,13 @@ GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
 # -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
 NVFLAGS ?= -O3
 ALL_NVFLAGS = $(NVFLAGS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
-              $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP
+              $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
 
 SRCS   = $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard third_party/*.c)
 OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
 # The engine (lib), the codecs (io) and the command line (cli); headers are
-# included by name from all three.
-SRC_INC = -Isrc/lib -Isrc/io -Isrc/cli
+# included by name from all three; include/ is the public API (gpuedge.h).
+SRC_INC = -Iinclude -Isrc/lib -Isrc/io -Isrc/cli
 CUSRCS = $(wildcard kernels/*.cu)
 CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
 LIB    = $(BUILD)/libgpuedge.a
@@ -87,9 +94,9 @@ BENCH_CU  = $(wildcard tests/bench/*.cu)
 BENCH_C   = $(wildcard tests/bench/*.c)
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all test check bench bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all lib test check bench bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
-all: $(PROG)
+all: $(PROG) lib
 
 $(PROG): $(BUILD)/src/cli/main.o $(LIB)
 	@mkdir -p $(@D)
@@ -99,16 +106,65 @@ $(LIB): $(OBJS) $(CUOBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c
+# ---------------------------------------------------------------------------
+# libgpuedge, the installed library (SPEC §7): the engine without the CLI's
+# pipeline, codecs and reports.  Every object is built -fPIC with hidden
+# visibility (PIC_CFLAGS, PIC_NVFLAGS), so the same objects make the CLI,
+# the shared and the static library; only include/gpuedge.h's GE_API
+# functions are default-visible.  The .so carries the CUDA runtime
+# (static) and its version script keeps cudart's own symbols in.  The
+# static one is one relocatable object with everything but ge_* localised.
+GE_SOVERSION = 0
+GE_VERSION   = $(shell sed -n 's/^\#define GE_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)/\2/p' include/gpuedge.h | paste -sd.)
+PUB_DIR    = $(BUILD)/lib
+PUB_SO     = $(PUB_DIR)/libgpuedge.so.$(GE_SOVERSION)
+PUB_A      = $(PUB_DIR)/libgpuedge.a
+PUB_OBJS   = $(filter-out $(BUILD)/src/lib/pipeline.o $(BUILD)/src/lib/refcheck.o \
+                 $(BUILD)/src/lib/report.o,$(filter $(BUILD)/src/lib/%,$(OBJS))) $(CUOBJS)
+PUB_LIBS   = -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lrt -ldl -lm -pthread
+PIC_CFLAGS  = -fPIC -fvisibility=hidden
+PIC_NVFLAGS = -Xcompiler -fPIC,-fvisibility=hidden
+
+lib: $(PUB_SO) $(PUB_A)
+
+$(PUB_SO): $(PUB_OBJS) src/lib/libgpuedge.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,libgpuedge.so.$(GE_SOVERSION) -Wl,-z,defs \
+	    -Wl,--version-script=src/lib/libgpuedge.map -o $@ $(PUB_OBJS) $(PUB_LIBS)
+	ln -sf libgpuedge.so.$(GE_SOVERSION) $(PUB_DIR)/libgpuedge.so
+
+$(PUB_A): $(PUB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@ $(PUB_DIR)/gpuedge_all.o
+	ld -r -o $(PUB_DIR)/gpuedge_all.o $(PUB_OBJS)
+	objcopy --localize-hidden $(PUB_DIR)/gpuedge_all.o
+	ar rcs $@ $(PUB_DIR)/gpuedge_all.o
+
+
+# Objects depend on the flags they were built with (a stamp rewritten only
+# when the flags change), so a flags change (-fPIC for libgpuedge.so, say)
+# rebuilds an existing build tree instead of linking stale objects.
+CFLAGS_STAMP  = $(BUILD)/cflags.stamp
+NVFLAGS_STAMP = $(KBUILD)/nvflags.stamp
+$(CFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_CFLAGS)' | cmp -s - $@ || echo '$(ALL_CFLAGS)' >$@
+$(NVFLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(ALL_NVFLAGS)' | cmp -s - $@ || echo '$(ALL_NVFLAGS)' >$@
+FORCE:
+.PHONY: FORCE
+
+$(BUILD)/%.o: %.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # stb's implementation: Debian's header, our settings; warnings are theirs.
-$(BUILD)/third_party/%.o: third_party/%.c
+$(BUILD)/third_party/%.o: third_party/%.c $(CFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -w -c -o $@ $<
 
-$(KBUILD)/%.o: %.cu
+$(KBUILD)/%.o: %.cu $(NVFLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(ALL_NVFLAGS) -c -o $@ $<
 
@@ -135,8 +191,9 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: $(PROG) $(UNIT_BINS) $(GPU_BINS)
-	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) SMS="$(SMS)" sh tests/run
+check: $(PROG) $(UNIT_BINS) $(GPU_BINS) lib
+	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) SMS="$(SMS)" GPUEDGE_LIB=$(PUB_SO) \
+	    sh tests/run
 
 gpu-tests: gpuedge $(GPU_BINS) $(BENCH_BINS)
 
@@ -169,6 +226,13 @@ demo: deps
 samples:
 	sh samples/make_samples.sh
 
+# Bench-only peers (tests/bench/canny_peers.py): scikit-image pulls ~130
+# packages, too many for CI's DEB_PACKAGES.
+BENCH_DEB_PACKAGES = python3-opencv python3-numpy python3-skimage
+
+bench-deps:
+	@sh tests/deps.sh $(BENCH_DEB_PACKAGES)
+
 # Slow reliability checks, not part of `make test` (docs/RELIABILITY.md).
 RELIABILITY_DEB_PACKAGES = valgrind python3 $(DEB_PACKAGES)
 
@@ -179,13 +243,29 @@ valgrind: $(PROG)
 soak: $(PROG)
 	@GPUEDGE=./$(PROG) sh tests/soak/soak.sh
 
-install: gpuedge
+install: gpuedge lib
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1
 	install -m 755 gpuedge $(DESTDIR)$(BINDIR)/gpuedge
 	install -m 644 man/gpuedge.1 $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(PYTHONDIR)/gpuedge
+	install -m 644 include/gpuedge.h $(DESTDIR)$(INCLUDEDIR)/gpuedge.h
+	install -m 755 $(PUB_SO) $(DESTDIR)$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)
+	ln -sf libgpuedge.so.$(GE_SOVERSION) $(DESTDIR)$(LIBDIR)/libgpuedge.so
+	install -m 644 $(PUB_A) $(DESTDIR)$(LIBDIR)/libgpuedge.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(GE_VERSION)|' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|' \
+	    src/lib/gpuedge.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
+	install -m 644 python/gpuedge/*.py $(DESTDIR)$(PYTHONDIR)/gpuedge/
+	echo 'LIB = "$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)"' >$(DESTDIR)$(PYTHONDIR)/gpuedge/_libpath.py
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpuedge $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
+	rm -f $(DESTDIR)$(INCLUDEDIR)/gpuedge.h $(DESTDIR)$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION) \
+	    $(DESTDIR)$(LIBDIR)/libgpuedge.so $(DESTDIR)$(LIBDIR)/libgpuedge.a \
+	    $(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
+	rm -rf $(DESTDIR)$(PYTHONDIR)/gpuedge
 
 clean:
 	rm -rf build tests/bin gpuedge

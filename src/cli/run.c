@@ -1393,6 +1393,15 @@ int run_main(cli_opts *o)
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
     c.job_t0 = t0; /* (an early-opened output's progress line) */
+    /* Frames go through a libgpuedge context (include/gpuedge.h) made for
+     * the backend chosen above; the engine keeps its fast paths (NVDEC
+     * surfaces, strips, staged) around the context's per-frame entries. */
+    if (api_ctx_for_engine(&po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
+                           o->device, o->threads) < 0) {
+        ge_err(NULL, "%s", ge_last_error(NULL));
+        status = GE_EXIT_FAIL;
+        goto end;
+    }
     r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;
@@ -1459,6 +1468,7 @@ int run_main(cli_opts *o)
     else
         status = GE_EXIT_OK;
 end:
+    ge_ctx_free(&po.ctx);
     if (probe)
         gpu_probe_wait(&probe, &gi, (char[8]){0}, 8, NULL);
     early_abandon(&c);

@@ -23,6 +23,10 @@ extern "C" {
 #define GE_MAX_TAPS (2 * GE_MAX_RADIUS + 1)
 #define GE_HIST_BINS 256
 
+/* Also declared by the public include/gpuedge.h (same names and values):
+ * whichever header comes first declares them. */
+#ifndef GE_BORDER_CANNY_ENUMS
+#define GE_BORDER_CANNY_ENUMS
 enum ge_border {
     GE_BORDER_REPLICATE = 0,  /* clamp to [0, n-1] (default) */
     GE_BORDER_REFLECT101 = 1, /* OpenCV's default: gfedcb|abcdefgh|gfedcba */
@@ -41,6 +45,7 @@ enum ge_canny {
     GE_CANNY_ON = 1,   /* canny_low, canny_high given */
     GE_CANNY_AUTO = 2  /* per frame, from the frame's histogram */
 };
+#endif
 
 /* What the user asked for (the numeric part of the command line). */
 typedef struct ge_params {

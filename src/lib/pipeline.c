@@ -208,6 +208,8 @@ typedef struct gpu_engine {
     int strip_job;    /* the last job told about its strips (-v) */
     int fatal;        /* atomic */
     int stopped;
+    ge_ctx *ctx;      /* o->ctx, or the engine's own (own_ctx) */
+    int own_ctx;
 } gpu_engine;
 
 static int eng_failed(gpu_engine *e) { return __atomic_load_n(&e->fatal, __ATOMIC_ACQUIRE); }
@@ -685,8 +687,8 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         if (fused) {
             /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
              * float planes never reach device memory */
-            CUDA_TRY(fused_gpu(&df, o->d_edge, w, &opt->params, opt->taps.radius, o->d_hist,
-                               e->comp));
+            /* the library's entry (api.c), as ge_process_device */
+            CUDA_TRY((cudaError_t)api_gpu_frame(e->ctx, &df, o->d_edge, w, o->d_hist, e->comp));
             CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
             CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
             goto download;
@@ -871,6 +873,15 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     e->src = src;
     e->sink = sink;
     e->fused = !o->staged;
+    e->ctx = o->ctx;
+    if (!e->ctx) {
+        if (api_ctx_for_engine(&e->ctx, &o->params, GE_BACKEND_GPU, 0, o->threads) < 0) {
+            ge_err(NULL, "%s", ge_last_error(NULL));
+            free(e);
+            return -1;
+        }
+        e->own_ctx = 1;
+    }
     if (o->report) {
         o->report->backend = "gpu";
         o->report->path = e->fused ? "fused" : "staged";
@@ -922,6 +933,8 @@ fail:
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
     engine_free(e);
+    if (e->own_ctx)
+        ge_ctx_free(&e->ctx);
     free(e);
     return ret;
 }
@@ -935,7 +948,15 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     long seq = 0;
     int ret = 0, r;
     src_frame fr;
+    ge_ctx *ctx = o->ctx, *own = NULL;
 
+    if (!ctx) {
+        if (api_ctx_for_engine(&own, &o->params, GE_BACKEND_CPU, 0, o->threads) < 0) {
+            ge_err(NULL, "%s", ge_last_error(NULL));
+            return -1;
+        }
+        ctx = own;
+    }
     if (o->report) {
         o->report->backend = "cpu";
         o->report->path = "cpu";
@@ -976,7 +997,8 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             pl.blur = blur.p;
         }
         t0 = ge_now();
-        r = cpu_process_limited(f, &o->params, o->threads, o->mem_limit, &pl, &sig_stop);
+        /* the library's CPU entry (api.c), as ge_process */
+        r = api_cpu_frame(ctx, f, o->mem_limit, &pl, &sig_stop);
         if (r == -2)
             break;
         if (r == -3) {
@@ -1033,5 +1055,6 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     host_buf_free(&grey);
     host_buf_free(&blur_h);
     host_buf_free(&blur);
+    ge_ctx_free(&own);
     return ret;
 }

@@ -14,6 +14,7 @@
 #ifndef GPUEDGE_PIPELINE_H
 #define GPUEDGE_PIPELINE_H
 
+#include "api.h"
 #include "edge.h"
 #include "frames.h"
 #include "report.h"
@@ -33,6 +34,10 @@ typedef struct pipe_opts {
     void *job_ctx;
     rep_stats *report;    /* may be NULL */
     chk_stats *check;     /* required when cpu_ref_every > 0 */
+    ge_ctx *ctx;          /* the libgpuedge context (api.h) every frame's
+                             compute goes through, made for the engine's
+                             backend from params; NULL: the engine makes
+                             one for the run */
 } pipe_opts;
 
 /* Both return 0 when every frame went through (mismatches are counted in

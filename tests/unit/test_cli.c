@@ -217,6 +217,25 @@ static void test_scale_threshold_invert(void)
 
     GOOD(o.p.invert == 1, "--invert", "a", "b.png");
     BAD("option '--invert=1' takes no argument", "--invert=1", "a", "b.png");
+
+    /* --canny (issue 12) */
+    GOOD(o.p.canny == GE_CANNY_OFF, "a", "b.png");
+    GOOD(o.p.canny == GE_CANNY_ON && o.p.canny_low == 20 && o.p.canny_high == 50,
+         "--canny", "20,50", "a", "b.png");
+    GOOD(o.p.canny == GE_CANNY_ON && o.p.canny_low == 0.5f && o.p.canny_high == 0.5f,
+         "--canny=0.5,0.5", "a", "b.png");
+    GOOD(o.p.canny == GE_CANNY_ON && o.p.canny_low == 0 && o.p.canny_high == 1000,
+         "--canny", "0,1e3", "a", "b.png");
+    GOOD(o.p.canny == GE_CANNY_AUTO && o.p.invert, "--canny", "auto", "--invert", "a", "b.png");
+    BAD("--canny '50,20'", "--canny", "50,20", "a", "b.png");
+    BAD("--canny '20'", "--canny", "20", "a", "b.png");
+    BAD("--canny '20,50,60'", "--canny", "20,50,60", "a", "b.png");
+    BAD("--canny '-1,5'", "--canny", "-1,5", "a", "b.png");
+    BAD("--canny 'x,5'", "--canny", "x,5", "a", "b.png");
+    BAD("--canny '5,nan'", "--canny", "5,nan", "a", "b.png");
+    BAD("--canny 'Auto'", "--canny", "Auto", "a", "b.png");
+    BAD("--canny and --threshold contradict", "--canny", "auto", "--threshold", "9", "a", "b.png");
+    BAD("--canny and --threshold contradict", "--threshold", "9", "--canny", "1,2", "a", "b.png");
 }
 
 static void test_report_hist_cpuref(void)

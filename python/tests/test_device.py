@@ -1,0 +1,99 @@
+"""gpuedge.edges on arrays already on the GPU (CuPy arrays, PyTorch CUDA
+tensors): the device path, zero-copy, on the caller's stream; results on
+the device as the same kind, equal to the host path on the CPU backend
+(which test_host.py ties to the gpuedge command).  Skipped without CuPy /
+PyTorch or a GPU."""
+import numpy as np
+import pytest
+
+import gpuedge
+from test_host import frame
+
+
+def gpu_usable():
+    try:
+        gpuedge.edges(np.zeros((4, 4), np.uint8), backend="gpu")
+        return True
+    except gpuedge.NoGPUError:
+        return False
+
+
+needs_gpu = pytest.mark.skipif(not gpu_usable(), reason="no usable GPU")
+CASES = [(1, np.uint8), (3, np.uint8), (4, np.uint8), (1, np.uint16), (3, np.uint16)]
+
+
+def want(a, **kw):
+    return gpuedge.edges(a, backend="cpu", **kw)
+
+
+@needs_gpu
+@pytest.mark.parametrize("ch,dtype", CASES)
+def test_cupy(ch, dtype):
+    cp = pytest.importorskip("cupy")
+    a = frame(301, 517, ch, dtype, seed=ch)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        d = cp.asarray(a)
+        e, h = gpuedge.edges(d, sigma=1.5)
+        assert isinstance(e, cp.ndarray) and e.dtype == cp.uint8 and e.shape == a.shape[:2]
+        assert isinstance(h, cp.ndarray) and h.dtype == cp.uint64
+        e_host, h_host = cp.asnumpy(e, stream=s), cp.asnumpy(h, stream=s)
+    s.synchronize()
+    we, wh = want(a, sigma=1.5)
+    assert np.array_equal(e_host, we) and np.array_equal(h_host, wh)
+
+
+@needs_gpu
+def test_cupy_padded_rows_and_params():
+    cp = pytest.importorskip("cupy")
+    big = frame(200, 300, 3, np.uint8, seed=9)
+    d = cp.asarray(big)[:, 7:250]          # rows 900 bytes apart
+    kw = dict(sigma=3, border="reflect101", threshold=30, invert=True)
+    e, h = gpuedge.edges(d, **kw)
+    we, wh = want(np.ascontiguousarray(big[:, 7:250]), **kw)
+    assert np.array_equal(cp.asnumpy(e), we) and np.array_equal(cp.asnumpy(h), wh)
+    with pytest.raises(ValueError, match="contiguous"):
+        gpuedge.edges(cp.asarray(big)[:, ::2])
+    with pytest.raises(TypeError):
+        gpuedge.edges(cp.zeros((8, 8), cp.float32))
+    with pytest.raises(gpuedge.UnsupportedError):
+        gpuedge.edges(cp.zeros((8, 8), cp.uint8), backend="cpu")
+
+
+@needs_gpu
+@pytest.mark.parametrize("ch,dtype", [c for c in CASES if c[1] == np.uint8])
+def test_torch(ch, dtype):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    a = frame(257, 391, ch, dtype, seed=ch + 10)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        t = torch.from_numpy(a).cuda()
+        e, h = gpuedge.edges(t, sigma=2.0, border="zero")
+        assert isinstance(e, torch.Tensor) and e.is_cuda and e.dtype == torch.uint8
+        assert tuple(e.shape) == a.shape[:2] and h.is_cuda
+        e_host, h_host = e.cpu().numpy(), h.cpu().numpy()
+    we, wh = want(a, sigma=2.0, border="zero")
+    assert np.array_equal(e_host, we) and np.array_equal(h_host.astype(np.uint64), wh)
+
+
+@needs_gpu
+def test_torch_uint16_and_views():
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "uint16"):
+        pytest.skip("this torch has no uint16")
+    a = frame(120, 160, 3, np.uint16, seed=4)
+    t = torch.from_numpy(a.view(np.int16)).cuda().view(torch.uint16)
+    e, _ = gpuedge.edges(t)
+    assert np.array_equal(e.cpu().numpy(), want(a)[0])
+    with pytest.raises(ValueError, match="contiguous"):
+        gpuedge.edges(torch.zeros((3, 40, 50), dtype=torch.uint8, device="cuda").permute(1, 2, 0)[:, ::2])
+
+
+@needs_gpu
+def test_numpy_on_gpu_backend_equals_cpu():
+    a = frame(333, 444, 3, np.uint8, seed=5)
+    e, h = gpuedge.edges(a, backend="gpu")
+    we, wh = want(a)
+    assert np.array_equal(e, we) and np.array_equal(h, wh)

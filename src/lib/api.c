@@ -1,0 +1,621 @@
+/*
+ * api.c — libgpuedge's public calls (include/gpuedge.h) over the engine:
+ * the CPU backend (cpu_backend.c) and the fused kernel (kernels/fused.cu).
+ *
+ * Contexts hold their parameters, taps and scratch (host edge rows for a
+ * strided output; on a GPU context a private stream and device buffers
+ * for the host call).  Nothing here prints or exits: failures become a
+ * ge_status and a text kept in the context and in the calling thread.
+ *
+ * The one shared state: the fused kernel reads its Gaussian taps from a
+ * __constant__ table, one per device (fused_set_taps_gpu).  Contexts of
+ * different sigma on one device must not overwrite it under each other's
+ * queued kernels, so every launch happens under g_taps_lock, which records
+ * which taps each device holds; a context that needs other taps first
+ * waits (host-side, on events) for every kernel the device's contexts
+ * have queued since the last change, then loads its own synchronously on
+ * its private stream.  Contexts of equal sigma never wait: the lock is
+ * held only to queue a launch and record an event.
+ */
+#define GE_BUILDING_LIB 1
+#include "api.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+#include "fused.h"
+
+cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
+
+_Static_assert(GE_HIST_BINS == 256, "gpuedge.h and edge.h agree");
+_Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "hist counts");
+
+/* Canny (SPEC §1.8) on the GPU backend: not yet (issue 12).  Until it is,
+ * an auto context with Canny runs on the CPU (the CLI's --backend=auto
+ * rule) and a GPU one refuses Canny with GE_ERR_UNSUPPORTED. */
+#define API_GPU_CANNY 0
+
+#define API_ERR_LEN 256
+#define API_MAX_DEVICES 64
+
+struct ge_ctx {
+    ge_options opt;
+    ge_params p;
+    ge_taps taps;
+    int backend;            /* GE_BACKEND_GPU or GE_BACKEND_CPU */
+    char err[API_ERR_LEN];
+    uint8_t *h_edge;        /* CPU: packed edge rows for a strided output */
+    size_t h_edge_cap;
+    /* GPU */
+    cudaStream_t stream;    /* host calls, and taps loads */
+    void *d_in;
+    size_t d_in_cap;
+    uint8_t *d_edge;
+    size_t d_edge_cap;
+    unsigned long long *d_hist;
+    cudaEvent_t launched;   /* after this context's last fused launch */
+    int has_launched;       /* `launched` recorded since the last taps change */
+    struct ge_ctx *next;    /* g_gpu_ctxs */
+};
+
+static __thread char t_err[API_ERR_LEN];
+
+static pthread_mutex_t g_taps_lock = PTHREAD_MUTEX_INITIALIZER;
+static ge_ctx *g_gpu_ctxs;            /* every live GPU context */
+static struct {
+    int loaded;                       /* taps below are in the device's table */
+    ge_taps taps;
+} g_dev[API_MAX_DEVICES];
+static int g_radius_set = -1;         /* the radius of the last load (fused.cu
+                                         checks launches against it) */
+
+/* ------------------------------------------------------------------------ */
+/* errors                                                                    */
+
+static int fail(ge_ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(ge_ctx *c, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t_err, sizeof t_err, fmt, ap);
+    va_end(ap);
+    if (c)
+        memcpy(c->err, t_err, sizeof c->err);
+    return status;
+}
+
+static int fail_cuda(ge_ctx *c, const char *what, cudaError_t e)
+{
+    cudaGetLastError(); /* clear a non-sticky error for the caller */
+    if (e == cudaErrorMemoryAllocation)
+        return fail(c, GE_ERR_NOMEM, "%s: out of GPU memory", what);
+    return fail(c, GE_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e));
+}
+
+GE_API const char *ge_last_error(const ge_ctx *ctx)
+{
+    return ctx ? ctx->err : t_err;
+}
+
+GE_API const char *ge_strerror(int status)
+{
+    switch (status) {
+    case GE_OK: return "success";
+    case GE_ERR_ARG: return "bad argument";
+    case GE_ERR_NOMEM: return "out of memory";
+    case GE_ERR_NOGPU: return "no usable GPU";
+    case GE_ERR_CUDA: return "CUDA error";
+    case GE_ERR_UNSUPPORTED: return "not supported by this context";
+    default: return "unknown status";
+    }
+}
+
+#define API_STR_(x) #x
+#define API_STR(x) API_STR_(x)
+GE_API const char *ge_version(void)
+{
+    return API_STR(GE_VERSION_MAJOR) "." API_STR(GE_VERSION_MINOR) "." API_STR(GE_VERSION_PATCH);
+}
+
+GE_API int ge_version_number(void)
+{
+    return GE_VERSION_NUMBER;
+}
+
+/* ------------------------------------------------------------------------ */
+/* contexts                                                                  */
+
+GE_API void ge_options_init(ge_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->backend = GE_BACKEND_AUTO;
+    o->sigma = 1.0;
+    o->border = GE_BORDER_REPLICATE;
+    o->scale = 1.0f;
+}
+
+/* The CLI's rules for the same options (cli.c, SPEC §1, §1.8). */
+static int check_params(const ge_params *p, ge_taps *taps)
+{
+    if (!(p->sigma == 0 || (p->sigma >= GE_SIGMA_MIN && p->sigma <= GE_SIGMA_MAX)))
+        return fail(NULL, GE_ERR_ARG, "sigma %g: expected 0 or %g to %g", p->sigma,
+                    GE_SIGMA_MIN, GE_SIGMA_MAX);
+    if (p->border < GE_BORDER_REPLICATE || p->border > GE_BORDER_ZERO)
+        return fail(NULL, GE_ERR_ARG, "border %d: expected GE_BORDER_REPLICATE, "
+                    "GE_BORDER_REFLECT101 or GE_BORDER_ZERO", p->border);
+    if (!(p->scale > 0) || !isfinite(p->scale))
+        return fail(NULL, GE_ERR_ARG, "scale %g: expected a finite number greater than 0",
+                    (double)p->scale);
+    if (p->use_threshold && !(p->threshold >= 0 && p->threshold <= 255))
+        return fail(NULL, GE_ERR_ARG, "threshold %g: expected 0 to 255", (double)p->threshold);
+    if (p->canny < GE_CANNY_OFF || p->canny > GE_CANNY_AUTO)
+        return fail(NULL, GE_ERR_ARG, "canny %d: expected GE_CANNY_OFF, GE_CANNY_ON or "
+                    "GE_CANNY_AUTO", p->canny);
+    if (p->canny == GE_CANNY_ON &&
+        !(p->canny_low >= 0 && p->canny_low <= p->canny_high && isfinite(p->canny_high)))
+        return fail(NULL, GE_ERR_ARG, "canny thresholds %g, %g: expected 0 <= low <= high",
+                    (double)p->canny_low, (double)p->canny_high);
+    if (p->canny && p->use_threshold)
+        return fail(NULL, GE_ERR_ARG, "canny and threshold contradict each other (Canny's map "
+                    "is already binary)");
+    if (ge_taps_make(p->sigma, taps) < 0)
+        return fail(NULL, GE_ERR_ARG, "sigma %g: no tap table", p->sigma);
+    return 0;
+}
+
+/* Is a GPU usable: a driver, the device, a kernel image for it.  Unlike
+ * the CLI's gpu_probe it sets no device flags (the caller's process may
+ * have its own) and leaves the current device as it was. */
+static int probe(int device)
+{
+    int count = 0, drv = 0, rt = 0, old = -1;
+    cudaError_t e;
+
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    if (drv == 0)
+        return fail(NULL, GE_ERR_NOGPU, "no CUDA driver found");
+    if (drv < rt)
+        return fail(NULL, GE_ERR_NOGPU, "CUDA driver %d.%d is older than the runtime %d.%d",
+                    drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return fail(NULL, GE_ERR_NOGPU, "no CUDA device found%s%s", e ? ": " : "",
+                    e ? cudaGetErrorString(e) : "");
+    }
+    if (device >= count)
+        return fail(NULL, GE_ERR_NOGPU, "no CUDA device %d (%d found)", device, count);
+    cudaGetDevice(&old);
+    e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = kernels_probe_gpu();
+    if (old >= 0 && old != device)
+        cudaSetDevice(old);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail(NULL, GE_ERR_NOGPU, "CUDA device %d unusable: %s", device,
+                    cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+/* Makes `device` current for a call; *old gets what to restore. */
+static int enter(ge_ctx *c, int *old)
+{
+    cudaError_t e;
+    *old = -1;
+    if (cudaGetDevice(old) != cudaSuccess)
+        *old = -1;
+    if (*old == c->opt.device)
+        return 0;
+    e = cudaSetDevice(c->opt.device);
+    return e == cudaSuccess ? 0 : fail_cuda(c, "cudaSetDevice", e);
+}
+
+static void leave(ge_ctx *c, int old)
+{
+    if (old >= 0 && old != c->opt.device)
+        cudaSetDevice(old);
+}
+
+static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
+                    int threads, int probe_gpu)
+{
+    ge_ctx *c;
+    ge_taps taps;
+    int r, old;
+    cudaError_t e;
+
+    if (!out)
+        return fail(NULL, GE_ERR_ARG, "ge_ctx_new: out is NULL");
+    *out = NULL;
+    if ((r = check_params(p, &taps)) < 0)
+        return r;
+    if (backend < GE_BACKEND_AUTO || backend > GE_BACKEND_CPU)
+        return fail(NULL, GE_ERR_ARG, "backend %d: expected GE_BACKEND_AUTO, GPU or CPU", backend);
+    if (device < 0 || device >= API_MAX_DEVICES)
+        return fail(NULL, GE_ERR_ARG, "device %d: expected 0 to %d", device, API_MAX_DEVICES - 1);
+    if (threads < 0 || threads > 1024)
+        return fail(NULL, GE_ERR_ARG, "threads %d: expected 0 (one per CPU) to 1024", threads);
+    if (p->canny && !API_GPU_CANNY) {
+        if (backend == GE_BACKEND_GPU)
+            return fail(NULL, GE_ERR_UNSUPPORTED, "canny: not on the GPU backend yet (use "
+                        "GE_BACKEND_CPU or AUTO)");
+        backend = GE_BACKEND_CPU;
+    }
+    if (backend != GE_BACKEND_CPU && probe_gpu) {
+        r = probe(device);
+        if (r < 0 && backend == GE_BACKEND_GPU)
+            return r;
+        backend = r < 0 ? GE_BACKEND_CPU : GE_BACKEND_GPU;
+    }
+    if (!(c = calloc(1, sizeof *c)))
+        return fail(NULL, GE_ERR_NOMEM, "out of memory");
+    ge_options_init(&c->opt);
+    c->opt.backend = backend;
+    c->opt.device = device;
+    c->opt.threads = threads;
+    c->p = *p;
+    c->p.invert = p->invert != 0;
+    c->p.use_threshold = p->use_threshold != 0;
+    c->taps = taps;
+    c->backend = backend;
+    if (backend == GE_BACKEND_GPU) {
+        if ((r = enter(c, &old)) < 0)
+            goto fail;
+        if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) ||
+            (e = cudaEventCreateWithFlags(&c->launched, cudaEventDisableTiming)) ||
+            (e = cudaMalloc((void **)&c->d_hist, GE_HIST_BINS * sizeof *c->d_hist))) {
+            r = fail_cuda(c, "creating the context's stream and buffers", e);
+            leave(c, old);
+            goto fail;
+        }
+        leave(c, old);
+        pthread_mutex_lock(&g_taps_lock);
+        c->next = g_gpu_ctxs;
+        g_gpu_ctxs = c;
+        pthread_mutex_unlock(&g_taps_lock);
+    }
+    *out = c;
+    return 0;
+fail:
+    memcpy(t_err, c->err, sizeof t_err);
+    ge_ctx_free(&c);
+    return r;
+}
+
+GE_API int ge_ctx_new(ge_ctx **out, const ge_options *opt)
+{
+    ge_options d;
+    ge_params p;
+
+    if (!opt) {
+        ge_options_init(&d);
+        opt = &d;
+    }
+    memset(&p, 0, sizeof p);
+    p.sigma = opt->sigma;
+    p.border = opt->border;
+    p.scale = opt->scale;
+    p.use_threshold = opt->use_threshold;
+    p.threshold = opt->threshold;
+    p.invert = opt->invert;
+    p.canny = opt->canny;
+    p.canny_low = opt->canny_low;
+    p.canny_high = opt->canny_high;
+    return ctx_make(out, &p, opt->backend, opt->device, opt->threads, 1);
+}
+
+int api_ctx_for_engine(ge_ctx **out, const ge_params *p, int backend, int device, int threads)
+{
+    if (backend != GE_BACKEND_GPU && backend != GE_BACKEND_CPU)
+        return fail(NULL, GE_ERR_ARG, "engine context: backend must be chosen");
+    return ctx_make(out, p, backend, device, threads < 0 ? 0 : threads, 0);
+}
+
+GE_API void ge_ctx_free(ge_ctx **ctx)
+{
+    ge_ctx *c = ctx ? *ctx : NULL;
+    int old = -1;
+
+    if (!c)
+        return;
+    if (c->backend == GE_BACKEND_GPU) {
+        pthread_mutex_lock(&g_taps_lock);
+        for (ge_ctx **pp = &g_gpu_ctxs; *pp; pp = &(*pp)->next)
+            if (*pp == c) {
+                *pp = c->next;
+                break;
+            }
+        pthread_mutex_unlock(&g_taps_lock);
+        enter(c, &old);
+        /* the kernels this context queued on callers' streams read its
+         * taps only, not its buffers; its own stream's work reads both */
+        if (c->stream)
+            cudaStreamSynchronize(c->stream);
+        if (c->d_in) cudaFree(c->d_in);
+        if (c->d_edge) cudaFree(c->d_edge);
+        if (c->d_hist) cudaFree(c->d_hist);
+        if (c->launched) cudaEventDestroy(c->launched);
+        if (c->stream) cudaStreamDestroy(c->stream);
+        cudaGetLastError();
+        leave(c, old);
+    }
+    free(c->h_edge);
+    free(c);
+    *ctx = NULL;
+}
+
+GE_API int ge_ctx_backend(const ge_ctx *ctx)
+{
+    return ctx ? ctx->backend : fail(NULL, GE_ERR_ARG, "ge_ctx_backend: ctx is NULL");
+}
+
+const ge_params *api_params(const ge_ctx *c) { return &c->p; }
+const ge_taps *api_taps(const ge_ctx *c) { return &c->taps; }
+
+/* ------------------------------------------------------------------------ */
+/* the engine entries                                                        */
+
+int api_cpu_frame(ge_ctx *c, const ge_frame *f, size_t mem_limit, ge_planes *planes,
+                  volatile const int *stop)
+{
+    return cpu_process_limited(f, &c->p, c->opt.threads, mem_limit, planes, stop);
+}
+
+/* Under g_taps_lock: makes the device's table hold c's taps. */
+static cudaError_t taps_load(ge_ctx *c)
+{
+    const int dev = c->opt.device;
+    cudaError_t e;
+
+    if (g_dev[dev].loaded && g_radius_set == c->taps.radius &&
+        memcmp(&g_dev[dev].taps, &c->taps, sizeof c->taps) == 0)
+        return cudaSuccess;
+    if (!g_dev[dev].loaded || memcmp(&g_dev[dev].taps, &c->taps, sizeof c->taps) != 0) {
+        /* other taps: every kernel queued on this device reads the table
+         * until it finishes */
+        for (ge_ctx *x = g_gpu_ctxs; x; x = x->next)
+            if (x->opt.device == dev && x->has_launched) {
+                if ((e = cudaEventSynchronize(x->launched)) != cudaSuccess)
+                    return e;
+                x->has_launched = 0;
+            }
+    }
+    /* synchronous, so that a launch on any stream after it sees the taps */
+    if ((e = fused_set_taps_gpu(&c->taps, c->stream)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(c->stream)) != cudaSuccess) {
+        g_dev[dev].loaded = 0;
+        return e;
+    }
+    g_dev[dev].loaded = 1;
+    g_dev[dev].taps = c->taps;
+    g_radius_set = c->taps.radius;
+    return cudaSuccess;
+}
+
+int api_gpu_frame(ge_ctx *c, const ge_frame *f, uint8_t *edge, int edge_pitch,
+                  unsigned long long *hist, struct CUstream_st *stream)
+{
+    cudaError_t e;
+
+    pthread_mutex_lock(&g_taps_lock);
+    e = taps_load(c);
+    if (e == cudaSuccess)
+        e = fused_gpu(f, edge, edge_pitch, &c->p, c->taps.radius, hist, stream);
+    if (e == cudaSuccess && (e = cudaEventRecord(c->launched, stream)) == cudaSuccess)
+        c->has_launched = 1;
+    pthread_mutex_unlock(&g_taps_lock);
+    return (int)e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the public frame calls                                                    */
+
+static int check_frame(ge_ctx *c, const char *fn, const void *pixels, int width, int height,
+                       int channels, int bps, size_t stride, const void *edge,
+                       size_t edge_stride)
+{
+    if (!c)
+        return fail(NULL, GE_ERR_ARG, "%s: ctx is NULL", fn);
+    if (!pixels || !edge)
+        return fail(c, GE_ERR_ARG, "%s: %s is NULL", fn, !pixels ? "pixels" : "edge");
+    if (width < 1 || height < 1 || width > (1 << 30) - 2 * GE_MAX_RADIUS ||
+        height > (1 << 30))
+        return fail(c, GE_ERR_ARG, "%s: size %dx%d: expected 1 to 2^30 a side", fn, width, height);
+    if (channels < 1 || channels > 4)
+        return fail(c, GE_ERR_ARG, "%s: %d channels: expected 1 to 4", fn, channels);
+    if (bps != 1 && bps != 2)
+        return fail(c, GE_ERR_ARG, "%s: %d bytes a sample: expected 1 or 2", fn, bps);
+    if (stride / (size_t)bps / (size_t)channels < (size_t)width)
+        return fail(c, GE_ERR_ARG, "%s: stride %zu bytes: a row of %d x %d x %d needs %zu", fn,
+                    stride, width, channels, bps, (size_t)width * channels * bps);
+    if (edge_stride < (size_t)width)
+        return fail(c, GE_ERR_ARG, "%s: edge stride %zu bytes: a row needs %d", fn, edge_stride,
+                    width);
+    return 0;
+}
+
+static ge_frame make_frame(const void *data, int width, int height, int channels, int bps,
+                           size_t stride)
+{
+    ge_frame f;
+    memset(&f, 0, sizeof f);
+    f.width = width;
+    f.height = height;
+    f.channels = channels;
+    f.bytes_per_sample = bps;
+    f.stride = stride;
+    f.gain = bps == 2 ? GE_S16 : 1.0f; /* SPEC §1.1, as 16-bit images */
+    f.data = data;
+    return f;
+}
+
+/* Grows a device buffer (exact size: frames of one size are the case). */
+static int dev_grow(ge_ctx *c, void **p, size_t *cap, size_t n)
+{
+    cudaError_t e;
+    if (n <= *cap)
+        return 0;
+    if (*p) {
+        cudaStreamSynchronize(c->stream);
+        cudaFree(*p);
+        *p = NULL;
+        *cap = 0;
+    }
+    if ((e = cudaMalloc(p, n)) != cudaSuccess) {
+        *p = NULL;
+        return fail_cuda(c, "device buffer", e);
+    }
+    *cap = n;
+    return 0;
+}
+
+static int process_gpu_host(ge_ctx *c, const ge_frame *hf, uint8_t *edge, size_t edge_stride,
+                            uint64_t *hist)
+{
+    const size_t row = (size_t)hf->width * hf->channels * hf->bytes_per_sample;
+    const size_t w = (size_t)hf->width, h = (size_t)hf->height;
+    ge_frame df = *hf;
+    int r, old;
+    cudaError_t e;
+
+    if ((r = enter(c, &old)) < 0)
+        return r;
+    if ((r = dev_grow(c, &c->d_in, &c->d_in_cap, row * h)) < 0 ||
+        (r = dev_grow(c, (void **)&c->d_edge, &c->d_edge_cap, w * h)) < 0)
+        goto end;
+    df.data = c->d_in;
+    df.stride = row;
+    if ((e = cudaMemcpy2DAsync(c->d_in, row, hf->data, hf->stride, row, h,
+                               cudaMemcpyHostToDevice, c->stream)) != cudaSuccess) {
+        r = fail_cuda(c, "uploading the frame", e);
+        goto end;
+    }
+    if ((e = api_gpu_frame(c, &df, c->d_edge, (int)w, c->d_hist, c->stream)) != cudaSuccess) {
+        r = fail_cuda(c, "the fused kernel", e);
+        goto end;
+    }
+    if ((e = cudaMemcpy2DAsync(edge, edge_stride, c->d_edge, w, w, h, cudaMemcpyDeviceToHost,
+                               c->stream)) != cudaSuccess ||
+        (hist && (e = cudaMemcpyAsync(hist, c->d_hist, GE_HIST_BINS * sizeof *hist,
+                                      cudaMemcpyDeviceToHost, c->stream)) != cudaSuccess) ||
+        (e = cudaStreamSynchronize(c->stream)) != cudaSuccess) {
+        r = fail_cuda(c, "downloading the edge map", e);
+        goto end;
+    }
+    r = 0;
+end:
+    leave(c, old);
+    return r;
+}
+
+static int process_cpu(ge_ctx *c, const ge_frame *f, uint8_t *edge, size_t edge_stride,
+                       uint64_t *hist)
+{
+    const size_t w = (size_t)f->width, h = (size_t)f->height;
+    ge_planes pl;
+    int r;
+
+    memset(&pl, 0, sizeof pl);
+    pl.edge = edge;
+    if (edge_stride != w) {
+        /* the backend writes packed rows */
+        if (w * h > c->h_edge_cap) {
+            uint8_t *p = malloc(w * h);
+            if (!p)
+                return fail(c, GE_ERR_NOMEM, "out of memory for a %zux%zu edge map", w, h);
+            free(c->h_edge);
+            c->h_edge = p;
+            c->h_edge_cap = w * h;
+        }
+        pl.edge = c->h_edge;
+    }
+    r = api_cpu_frame(c, f, 0, &pl, NULL);
+    if (r < 0)
+        return fail(c, GE_ERR_NOMEM, "out of memory or threads for a %zux%zu frame", w, h);
+    if (pl.edge != edge)
+        for (size_t y = 0; y < h; y++)
+            memcpy(edge + y * edge_stride, pl.edge + y * w, w);
+    if (hist)
+        memcpy(hist, pl.hist, sizeof pl.hist);
+    return 0;
+}
+
+GE_API int ge_process(ge_ctx *ctx, const void *pixels, int width, int height, int channels,
+                      int bytes_per_sample, size_t stride, uint8_t *edge, size_t edge_stride,
+                      uint64_t *hist)
+{
+    ge_frame f;
+    int r = check_frame(ctx, "ge_process", pixels, width, height, channels, bytes_per_sample,
+                        stride, edge, edge_stride);
+    if (r < 0)
+        return r;
+    f = make_frame(pixels, width, height, channels, bytes_per_sample, stride);
+    if (ctx->backend == GE_BACKEND_GPU)
+        return process_gpu_host(ctx, &f, edge, edge_stride, hist);
+    return process_cpu(ctx, &f, edge, edge_stride, hist);
+}
+
+/* A pointer the kernel can read on c's device (device or managed memory;
+ * a host pointer here is the usual mistake). */
+static int check_device_ptr(ge_ctx *c, const void *p, const char *what)
+{
+    struct cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, p);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail(c, GE_ERR_ARG, "ge_process_device: %s: not a CUDA pointer (%s)", what,
+                    cudaGetErrorString(e));
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return fail(c, GE_ERR_ARG, "ge_process_device: %s is host memory, not device memory",
+                    what);
+    if (a.type == cudaMemoryTypeDevice && a.device != c->opt.device)
+        return fail(c, GE_ERR_ARG, "ge_process_device: %s is on device %d, the context on %d",
+                    what, a.device, c->opt.device);
+    return 0;
+}
+
+GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width, int height,
+                             int channels, int bytes_per_sample, size_t stride, uint8_t *d_edge,
+                             size_t edge_stride, uint64_t *d_hist, ge_stream stream)
+{
+    ge_frame f;
+    int r, old;
+    cudaError_t e;
+
+    r = check_frame(ctx, "ge_process_device", d_pixels, width, height, channels,
+                    bytes_per_sample, stride, d_edge, edge_stride);
+    if (r < 0)
+        return r;
+    if (ctx->backend != GE_BACKEND_GPU)
+        return fail(ctx, GE_ERR_UNSUPPORTED, "ge_process_device: a CPU context takes host "
+                    "frames only (ge_process)");
+    if (edge_stride > (size_t)INT32_MAX)
+        return fail(ctx, GE_ERR_ARG, "ge_process_device: edge stride %zu too large",
+                    edge_stride);
+    if ((r = enter(ctx, &old)) < 0)
+        return r;
+    if ((r = check_device_ptr(ctx, d_pixels, "d_pixels")) < 0 ||
+        (r = check_device_ptr(ctx, d_edge, "d_edge")) < 0 ||
+        (d_hist && (r = check_device_ptr(ctx, d_hist, "d_hist")) < 0))
+        goto end;
+    f = make_frame(d_pixels, width, height, channels, bytes_per_sample, stride);
+    e = api_gpu_frame(ctx, &f, d_edge, (int)edge_stride, (unsigned long long *)d_hist,
+                      (cudaStream_t)stream);
+    r = e == cudaSuccess ? 0 : fail_cuda(ctx, "ge_process_device: the fused kernel", e);
+end:
+    leave(ctx, old);
+    return r;
+}
