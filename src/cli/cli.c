@@ -24,7 +24,7 @@ enum {
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC,
-    OPT_CANNY
+    OPT_CANNY, OPT_DEVICES
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +41,7 @@ static const struct option long_opts[] = {
     {"cpu-ref", optional_argument, NULL, OPT_CPU_REF},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"start", required_argument, NULL, OPT_START},
@@ -105,6 +106,9 @@ void cli_usage(FILE *fp)
 "Backend:\n"
 "      --backend B         auto, gpu or cpu [auto]\n"
 "      --device N          CUDA device index [0]\n"
+"      --devices LIST      several GPUs at once: a list such as 0,1,3 or all;\n"
+"                          one engine a device, the batch's files shared out\n"
+"                          largest first (same outputs as one device)\n"
 "      --hwdec MODE        video decoding: auto (NVDEC for H.264, HEVC, VP9\n"
 "                          and AV1 with the GPU backend, frames kept on the\n"
 "                          GPU), none (software) or nvdec (every codec NVDEC\n"
@@ -190,6 +194,35 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* --devices: "all", or distinct indexes 0..1023 separated by commas. */
+static int parse_devices(const char *s, cli_opts *o)
+{
+    const int max = (int)(sizeof o->devices / sizeof o->devices[0]);
+    o->ndevices = 0;
+    o->devices_all = !strcmp(s, "all");
+    if (o->devices_all)
+        return 0;
+    for (;;) {
+        char *end;
+        long v;
+        if (*s < '0' || *s > '9')
+            return -1;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || v > 1023 || o->ndevices == max || (*end && *end != ','))
+            return -1;
+        for (int i = 0; i < o->ndevices; i++)
+            if (o->devices[i] == v)
+                return -1;
+        o->devices[o->ndevices++] = (int)v;
+        if (!*end)
+            break;
+        s = end + 1;
+    }
+    o->device = o->devices[0];
     return 0;
 }
 
@@ -306,7 +339,7 @@ static const char *bad_option(char **argv, char *buf)
 int cli_parse(int argc, char **argv, cli_opts *o)
 {
     char bad[256];
-    int c;
+    int c, seen_device = 0, seen_devices = 0;
     opts_init(o);
     optind = 0; /* glibc: full re-initialisation, so repeated calls work */
     opterr = 0;
@@ -384,6 +417,13 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
             o->device = (int)l;
+            seen_device = 1;
+            break;
+        case OPT_DEVICES:
+            if (parse_devices(optarg, o))
+                return usage_error("--devices '%s': expected all or a list of distinct device "
+                                   "indexes such as 0,1,3", optarg);
+            seen_devices = 1;
             break;
         case OPT_THREADS:
             if (parse_long(optarg, 0, 1024, &l))
@@ -471,6 +511,9 @@ int cli_parse(int argc, char **argv, cli_opts *o)
                            "(Canny's map is already binary)");
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
+    if (seen_device && seen_devices)
+        return usage_error("%s", "--device and --devices: give one of them (--device N is "
+                                 "--devices N)");
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
         return usage_error("%s", "--jpeg-decoder=nvjpeg needs the GPU backend, not --backend=cpu");
     if (o->hwdec == CLI_HWDEC_NVDEC && o->backend == CLI_BACKEND_CPU)

@@ -28,7 +28,13 @@ typedef struct cli_opts {
     const char *hist_file;
     int cpu_ref_every;       /* 0 off; N: every N-th frame */
     int backend;             /* enum cli_backend */
-    int device;
+    int device;              /* --device N, or the first of --devices */
+    /* --devices LIST|all: one engine per device (GE_MAX_DEVICES at most);
+     * ndevices 0 = --device alone (one engine), devices_all = "all" (the
+     * list is made once CUDA counts them) */
+    int devices[64];
+    int ndevices;
+    int devices_all;
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */
     double start;            /* seconds */

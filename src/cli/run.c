@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
+#include "jobq.h"
 #include "util.h"
 #include "video_io.h"
 #include "vsource.h"
@@ -48,7 +50,33 @@ typedef struct job {
     double t_begin;    /* decoding began (source side) */
     double t_end;      /* output complete (sink side) */
     AVRational tb, fps;
+    /* several engines (--devices): who took it, whether its image went to
+     * the encode pool (that pool decides it), whether an engine's failure
+     * abandoned it (then it may go to another), whether it already did;
+     * and its --hist rows, kept to be written in the input order */
+    int lane, encq, abandoned, retried;
+    char *hist_rows;
+    size_t hist_len, hist_cap;
 } job;
+
+/* What the engines of one run share (one run_shared; each engine has its
+ * own run_ctx, a copy of the run's with its own source and sink state). */
+typedef struct run_shared {
+    jobq q;              /* the work queue (jobq.h) */
+    pthread_mutex_t q_mu; /* the prefetcher's cursor and count */
+    int pf_cursor;        /* next queue position to consider for decoding ahead */
+    int pf_outstanding, pf_max;
+    pthread_mutex_t pf_mu;
+    pthread_cond_t pf_cv;
+    pthread_mutex_t note_mu; /* decoded_by */
+    char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
+    double t_first_decoded, t_first_written;
+    int nlanes;           /* engines */
+    int sorted;           /* the queue is larger first (not the input order) */
+    int hist_buffered;    /* --hist rows kept per file (hist_out) */
+    int engine_failed;    /* one of several engines failed (exit 1) */
+    int fail_lane, fail_nth; /* GPUEDGE_FAIL_ENGINE=K[:N], tests only */
+} run_shared;
 
 typedef struct run_ctx {
     cli_opts *o;
@@ -56,7 +84,15 @@ typedef struct run_ctx {
     job *jobs;
     int njobs, cap;
     const char **inputs; /* every input name, for the same-file check */
-    int next_job;        /* image source cursor */
+    run_shared *sh;
+    int lane;            /* this engine's index (0 with one engine) */
+    int device;          /* its CUDA device */
+    int claim[16];       /* jobs taken from the queue ahead for this engine
+                            (early_open's, an nvJPEG group's), in order */
+    int nclaim;
+    long lane_files;     /* files it took */
+    int dead;            /* its engine failed (several engines) */
+    int fail_job;        /* GPUEDGE_FAIL_ENGINE: the job to fail, -1 none */
     so_file *hist;       /* --hist CSV */
     int batch;
     /* video source (decode thread) */
@@ -73,12 +109,7 @@ typedef struct run_ctx {
      * (stb works on one image per thread) */
     workpool *dec_pool, *enc_pool;
     struct prefetch *pf;  /* one per job; only image jobs are used */
-    int pf_cursor;        /* next job to consider for decoding ahead */
-    int pf_outstanding, pf_max;
-    pthread_mutex_t pf_mu;
-    pthread_cond_t pf_cv;
     rep_stats *rep;
-    char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
@@ -90,7 +121,12 @@ typedef struct run_ctx {
      * (early_open) for early_w x early_h; when the first decoded frame
      * came (decode thread) and the first written (writer, encode pool) */
     int early_w, early_h;
-    double t_first_decoded, t_first_written;
+    /* several engines: this one's options and figures */
+    pipe_opts po;
+    rep_stats lrep;
+    chk_stats lchk;
+    int lane_r;          /* what its pipe_run returned */
+    double busy_s;
 } run_ctx;
 
 /* An image decoded ahead by the decode pool. */
@@ -119,6 +155,7 @@ static int add_job(run_ctx *c, const char *input, const char *output)
     }
     j = &c->jobs[c->njobs];
     memset(j, 0, sizeof *j);
+    j->lane = -1; /* no engine took it yet */
     j->input = strdup(input);
     j->output = output ? strdup(output) : NULL;
     if (!j->input || (output && !j->output)) {
@@ -443,12 +480,16 @@ static const char *job_name_cb(void *ctx, int j)
 static void note_decoder_name(run_ctx *c, const char *input, int w, int h, int channels,
                               int bps, const char *d)
 {
-    size_t n = strlen(c->decoded_by);
+    char *by = c->sh->decoded_by;
+    size_t n;
     if (ge_verbose)
         ge_note("%s: %dx%d, %d channel%s, %d-bit, pixels decoded by %s", input, w, h, channels,
                 channels == 1 ? "" : "s", 8 * bps, d);
-    if (!strstr(c->decoded_by, d) && n + strlen(d) + 3 < sizeof c->decoded_by)
-        snprintf(c->decoded_by + n, sizeof c->decoded_by - n, "%s%s", n ? ", " : "", d);
+    pthread_mutex_lock(&c->sh->note_mu); /* (several engines' sources) */
+    n = strlen(by);
+    if (!strstr(by, d) && n + strlen(d) + 3 < sizeof c->sh->decoded_by)
+        snprintf(by + n, sizeof c->sh->decoded_by - n, "%s%s", n ? ", " : "", d);
+    pthread_mutex_unlock(&c->sh->note_mu);
 }
 
 static void note_decoder(run_ctx *c, const char *input, const img_image *img)
@@ -494,24 +535,32 @@ static void decode_task(void *arg)
     int ok;
     c->jobs[t->job].t_begin = t0;
     ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
-    pthread_mutex_lock(&c->pf_mu);
+    pthread_mutex_lock(&c->sh->pf_mu);
     t->ok = ok;
     t->ms = (ge_now() - t0) * 1e3;
     t->state = 2;
-    pthread_cond_broadcast(&c->pf_cv);
-    pthread_mutex_unlock(&c->pf_mu);
+    pthread_cond_broadcast(&c->sh->pf_cv);
+    pthread_mutex_unlock(&c->sh->pf_mu);
 }
 
-/* Keeps up to pf_max images decoding ahead of the source's cursor.  Only
- * the decode thread calls it. */
+/* Keeps up to pf_max images decoding ahead of the queue's head, in the
+ * queue's order (the engines' decode threads call it, under q_mu; no
+ * decode task takes q_mu, and the pool's queue holds pf_max, so
+ * wp_submit does not wait here). */
 static void prefetch_more(run_ctx *c)
 {
+    run_shared *sh = c->sh;
+    int head;
     if (!c->dec_pool)
         return;
-    if (c->pf_cursor < c->next_job)
-        c->pf_cursor = c->next_job;
-    while (c->pf_outstanding < c->pf_max && c->pf_cursor < c->njobs && !sig_stopped()) {
-        int ji = c->pf_cursor++;
+    pthread_mutex_lock(&sh->q_mu);
+    /* the head read under q_mu: a job popped meanwhile is never submitted
+     * after its engine looked (image_job_frame looks under q_mu too) */
+    head = jq_head(&sh->q);
+    if (sh->pf_cursor < head)
+        sh->pf_cursor = head;
+    while (sh->pf_outstanding < sh->pf_max && sh->pf_cursor < c->njobs && !sig_stopped()) {
+        int ji = jq_at(&sh->q, sh->pf_cursor++);
         job *j = &c->jobs[ji];
         prefetch *t = &c->pf[ji];
         if (j->state != JOB_PENDING || j->video_in || j->nvj)
@@ -523,8 +572,9 @@ static void prefetch_more(run_ctx *c)
             t->state = 0;
             break;
         }
-        c->pf_outstanding++;
+        sh->pf_outstanding++;
     }
+    pthread_mutex_unlock(&sh->q_mu);
 }
 
 /* Image job ji as a frame: decoded ahead by the pool when there is one. */
@@ -535,15 +585,19 @@ static int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     size_t bytes;
     int ok, queued = 0;
     if (t) {
-        pthread_mutex_lock(&c->pf_mu);
+        pthread_mutex_lock(&c->sh->q_mu); /* (see prefetch_more) */
+        pthread_mutex_lock(&c->sh->pf_mu);
         queued = t->state != 0;
+        pthread_mutex_unlock(&c->sh->q_mu);
         while (t->state == 1)
-            pthread_cond_wait(&c->pf_cv, &c->pf_mu);
-        pthread_mutex_unlock(&c->pf_mu);
+            pthread_cond_wait(&c->sh->pf_cv, &c->sh->pf_mu);
+        pthread_mutex_unlock(&c->sh->pf_mu);
     }
     if (!queued)
         return image_frame(c, j, ji, fr, buf);
-    c->pf_outstanding--;
+    pthread_mutex_lock(&c->sh->q_mu);
+    c->sh->pf_outstanding--;
+    pthread_mutex_unlock(&c->sh->q_mu);
     t->state = 0;
     if (!t->ok)
         return 0;
@@ -616,6 +670,22 @@ static void nvj_release_cb(void *ctx)
     nvj_release(s->dec, &s->pic);
 }
 
+/* Queue helpers for an engine: jobs taken ahead (claim), served first. */
+static void lane_claim(run_ctx *c, int ji)
+{
+    c->jobs[ji].lane = c->lane; /* (its failure hands them back too) */
+    if (c->nclaim < (int)(sizeof c->claim / sizeof c->claim[0]))
+        c->claim[c->nclaim++] = ji;
+    else
+        jq_retry(&c->sh->q, ji); /* (never: callers stay within it) */
+}
+
+static int nvj_pending(void *ctx, int ji)
+{
+    run_ctx *c = ctx;
+    return c->jobs[ji].nvj && c->jobs[ji].state == JOB_PENDING && !c->nvs[ji].state;
+}
+
 /* Decodes job ji and the pending JPEG jobs after it as one batch.  Files
  * it cannot read are left to the CPU path (which reports the error). */
 static void nvj_decode_group(run_ctx *c, int ji)
@@ -628,14 +698,31 @@ static void nvj_decode_group(run_ctx *c, int ji)
 
     if (!c->nvj_dev_set) {
         /* the engine's decode thread has no current device of its own */
-        cudaSetDevice(c->o->device);
+        cudaSetDevice(c->device);
         c->nvj_dev_set = 1;
     }
-    for (int i = ji; i < c->njobs && k < NVJ_GROUP && bytes < NVJ_GROUP_BYTES; i++) {
-        job *j = &c->jobs[i];
-        nvj_slot *s = &c->nvs[i];
+    if (c->sh->nlanes > 1) {
+        /* several engines: the group is this job and the JPEGs now at the
+         * queue's head, taken for this engine (its device decodes them) */
+        int more;
+        while (c->nclaim < NVJ_GROUP - 1 && (more = jq_pop_if(&c->sh->q, nvj_pending, c)) >= 0)
+            lane_claim(c, more);
+    }
+    for (int n = 0, i = ji; k < NVJ_GROUP && bytes < NVJ_GROUP_BYTES; n++, i++) {
+        job *j;
+        nvj_slot *s;
         char why[128];
         size_t len;
+        if (c->sh->nlanes > 1) {
+            /* (with one engine, every pending JPEG after it, as before) */
+            if (n > c->nclaim)
+                break;
+            i = n ? c->claim[n - 1] : ji;
+        } else if (i >= c->njobs) {
+            break;
+        }
+        j = &c->jobs[i];
+        s = &c->nvs[i];
         if (!j->nvj || j->state != JOB_PENDING || s->state)
             continue;
         s->state = 1;
@@ -728,6 +815,50 @@ static void video_opened(run_ctx *c, int ji)
     j->decoded = 0;
 }
 
+/* Start-up figure: the first frame decoded (any engine's decode thread). */
+static void first_decoded(run_ctx *c)
+{
+    double zero = 0, now = ge_now();
+    __atomic_compare_exchange(&c->sh->t_first_decoded, &zero, &now, 0, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
+}
+
+/* The next job for this engine: one it took ahead, else the queue's.
+ * -1 when none is left. */
+static int lane_take(run_ctx *c)
+{
+    run_shared *sh = c->sh;
+    int ji, seq = -1;
+    if (c->nclaim) {
+        ji = c->claim[0];
+        c->nclaim--;
+        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+    } else if ((ji = jq_pop(&sh->q, &seq)) < 0) {
+        return -1;
+    }
+    c->jobs[ji].lane = c->lane;
+    c->lane_files++;
+    if (sh->nlanes > 1 && ge_verbose) {
+        if (seq >= 0)
+            ge_note("%s: engine %d takes it (queue position %d)", c->jobs[ji].input, c->lane,
+                    seq);
+        else
+            ge_note("%s: engine %d takes it", c->jobs[ji].input, c->lane);
+    }
+    if ((sh->fail_lane == c->lane || sh->fail_lane == INT_MAX) && c->lane_files == sh->fail_nth)
+        c->fail_job = ji;
+    return ji;
+}
+
+/* GPUEDGE_FAIL_ENGINE (tests): this engine fails now, as a lost device
+ * would, in the middle of its file. */
+static int lane_fail_now(run_ctx *c)
+{
+    ge_err(NULL, "engine %d: failing on purpose (GPUEDGE_FAIL_ENGINE, a test)", c->lane);
+    c->fail_job = -1;
+    return -1;
+}
+
 /* The frame source (decode thread): every pending job in order, images
  * through stb, videos through libav frame by frame.  A bad file is
  * reported, marked (src_failed) and skipped; the batch goes on. */
@@ -743,6 +874,8 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         if (c->vr) {
             job *j = &c->jobs[c->vr_job];
             int r = vsrc_next(c->vr, fr, buf);
+            if (r == 1 && c->vr_job == c->fail_job && j->decoded == 1)
+                return lane_fail_now(c); /* its second frame */
             if (r == 1) {
                 int64_t ts, dur;
                 vsrc_last_ts(c->vr, &ts, &dur);
@@ -750,8 +883,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
                 fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
                 fr->duration = dur;
                 j->decoded++;
-                if (c->t_first_decoded == 0)
-                    c->t_first_decoded = ge_now();
+                first_decoded(c);
                 return 1;
             }
             if (r < 0 && !sig_stopped())
@@ -770,18 +902,21 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             vsrc_close(&c->vr);
             continue;
         }
-        if (c->next_job >= c->njobs)
+        int ji = lane_take(c);
+        if (ji < 0)
             return 0;
-        int ji = c->next_job++;
         job *j = &c->jobs[ji];
         if (j->state != JOB_PENDING)
             continue;
         if (!j->video_in) {
-            int got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
-                                       : image_job_frame(c, ji, fr, buf);
+            int got;
+            if (ji == c->fail_job)
+                return lane_fail_now(c);
+            got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
+                                   : image_job_frame(c, ji, fr, buf);
             prefetch_more(c);
-            if (got && c->t_first_decoded == 0)
-                c->t_first_decoded = ge_now();
+            if (got)
+                first_decoded(c);
             if (got)
                 return 1;
             j->src_failed = 1;
@@ -790,7 +925,7 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
         /* NVDEC's frames stay on the device: only for the GPU engine */
         vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
-        vo.device = c->o->device;
+        vo.device = c->device; /* this engine's: NVDEC sessions spread over the devices */
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -800,6 +935,40 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
     }
 }
 
+/* A piece of a --hist row.  With the queue in another order than the
+ * input's (several engines), each file's rows are kept and written in the
+ * input order at the end (hist_flush): the same CSV whatever the engines
+ * (the rows wait in memory, about 1 KB a frame). */
+static int hist_out(run_ctx *c, int ji, const char *p, size_t n)
+{
+    job *j = &c->jobs[ji];
+    if (!c->sh->hist_buffered)
+        return so_write(c->hist, p, n);
+    if (j->hist_len + n > j->hist_cap) {
+        size_t cap = j->hist_cap ? 2 * j->hist_cap : 2048;
+        char *q;
+        while (cap < j->hist_len + n)
+            cap *= 2;
+        if (!(q = realloc(j->hist_rows, cap))) {
+            ge_err(c->o->hist_file, "out of memory for the histogram rows");
+            return -1;
+        }
+        j->hist_rows = q;
+        j->hist_cap = cap;
+    }
+    memcpy(j->hist_rows + j->hist_len, p, n);
+    j->hist_len += n;
+    return 0;
+}
+
+static int hist_flush(run_ctx *c)
+{
+    for (int i = 0; c->sh->hist_buffered && i < c->njobs; i++)
+        if (c->jobs[i].hist_len && so_write(c->hist, c->jobs[i].hist_rows, c->jobs[i].hist_len))
+            return -1;
+    return 0;
+}
+
 static int hist_row(run_ctx *c, const sink_frame *fr)
 {
     char line[256 * 21 + 64];
@@ -807,10 +976,11 @@ static int hist_row(run_ctx *c, const sink_frame *fr)
     const char *name = c->jobs[fr->job].input;
     size_t len = 0;
     /* file name quoted as CSV: double the quotes */
-    if (so_write(c->hist, "\"", 1))
+    if (hist_out(c, fr->job, "\"", 1))
         return -1;
     for (const char *p = name; *p; p++)
-        if ((*p == '"' && so_write(c->hist, "\"\"", 2)) || (*p != '"' && so_write(c->hist, p, 1)))
+        if ((*p == '"' && hist_out(c, fr->job, "\"\"", 2)) ||
+            (*p != '"' && hist_out(c, fr->job, p, 1)))
             return -1;
     n = snprintf(line, sizeof line, "\",%ld,", fr->index);
     len = (size_t)n;
@@ -820,7 +990,7 @@ static int hist_row(run_ctx *c, const sink_frame *fr)
         len += (size_t)snprintf(line + len, sizeof line - len, ",%llu",
                                 (unsigned long long)fr->hist[i]);
     line[len++] = '\n';
-    return so_write(c->hist, line, len);
+    return hist_out(c, fr->job, line, len);
 }
 
 /* Writes one image file (an image job, or one frame of a sequence).
@@ -869,6 +1039,8 @@ static void close_output(run_ctx *c, int abandon)
     /* src_failed is written by the decode thread before it produced any
      * later frame (or before it ended): the queues' locks order it. */
     failed = c->sink_failed || j->src_failed;
+    if (abandon && !failed)
+        j->abandoned = 1; /* not its own fault: another engine may redo it */
     if (j->out_kind == OUT_VIDEO) {
         int r = c->enc ? venc_close(&c->enc, abandon || failed) : -1;
         if (r == 0 && !abandon && !failed && !sig_stopped() && so_commit(&c->out) == 0) {
@@ -906,7 +1078,7 @@ typedef struct enc_task {
 static void first_written(run_ctx *c)
 {
     double zero = 0, now = ge_now();
-    __atomic_compare_exchange(&c->t_first_written, &zero, &now, 0, __ATOMIC_RELAXED,
+    __atomic_compare_exchange(&c->sh->t_first_written, &zero, &now, 0, __ATOMIC_RELAXED,
                               __ATOMIC_RELAXED);
 }
 
@@ -947,7 +1119,9 @@ static int encode_behind(run_ctx *c, const sink_frame *fr)
     t->width = fr->width;
     t->height = fr->height;
     memcpy(t->edge, fr->edge, n);
+    c->jobs[fr->job].encq = 1; /* the encode task decides it now */
     if (wp_submit(c->enc_pool, encode_task, t)) {
+        c->jobs[fr->job].encq = 0;
         free(t);
         return -1;
     }
@@ -1139,14 +1313,17 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     const cli_opts *o = c->o;
     vid_info vi;
     struct stat sb;
-    int ji = 0, have = 0;
+    int pos = 0, ji, have = 0;
     double t = ge_now();
     job *j;
 
-    while (ji < c->njobs && c->jobs[ji].state != JOB_PENDING)
-        ji++;
-    if (ji == c->njobs || !c->jobs[ji].video_in || sig_stopped())
+    /* the queue's first pending file, taken for the first engine */
+    while (pos < c->njobs && c->jobs[jq_at(&c->sh->q, pos)].state != JOB_PENDING)
+        pos++;
+    if (pos == c->njobs || !c->jobs[jq_at(&c->sh->q, pos)].video_in || sig_stopped())
         return;
+    ji = jq_at(&c->sh->q, pos);
+    jq_take_through(&c->sh->q, pos);
     j = &c->jobs[ji];
     ge_err_muted = 1;
     if (o->hwdec == CLI_HWDEC_NONE) {
@@ -1157,7 +1334,8 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr) == 0) {
             video_opened(c, ji);
-            c->next_job = ji + 1;
+            j->lane = c->lane; /* taken: the source goes on with it */
+            c->lane_files++;
             vsrc_get_info(c->vr, &vi);
             have = 1;
         }
@@ -1188,6 +1366,8 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
         }
     }
     ge_err_muted = 0;
+    if (!c->vr)
+        lane_claim(c, ji); /* the source opens it first */
     if (ge_verbose && have)
         ge_note("%s: %s%s opened in %.0f ms while CUDA initialises", j->input,
                 c->vr ? "video" : "header", c->enc ? " and encoder" : "", (ge_now() - t) * 1e3);
@@ -1233,21 +1413,289 @@ static int auto_wants_gpu(const run_ctx *c)
     return 0;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* several engines (--devices, issue 14)                                     */
+
+/* Engines a device runs for a batch with several videos: a video is one
+ * work item, its decoder, engine and encoder in one engine's threads, so
+ * more engines on one device decode and encode several videos at once
+ * (several NVDEC sessions, several encoders).  Whether that pays depends on
+ * what one file leaves idle: the intra encoders already code successive
+ * frames on every thread (issue 11).  Measured on the 2-core machine with
+ * the CPU backend, 4 videos of 1280x720 (BENCHMARKS.md "Several engines"):
+ * no gain from a second engine.  Not measured on a GPU yet, so the default
+ * stays one engine a device; GPUEDGE_VIDEO_ENGINES=N (at most 8) runs N,
+ * for the A/B that tests/bench/multi_gpu.sh takes. */
+#define VIDEO_ENGINES_MAX 8
+
+static int video_engines(const run_ctx *c)
+{
+    const char *e = getenv("GPUEDGE_VIDEO_ENGINES");
+    long n = e && *e ? strtol(e, NULL, 10) : 1;
+    int videos = 0;
+    if (n <= 1)
+        return 1;
+    for (int i = 0; i < c->njobs; i++)
+        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
+    if (videos < 2)
+        return 1;
+    if (n > VIDEO_ENGINES_MAX)
+        n = VIDEO_ENGINES_MAX;
+    return n < videos ? (int)n : videos;
+}
+
+/* GPUEDGE_CPU_ENGINES=N (tests, and measuring the scheduler without GPUs):
+ * the CPU backend runs N engines, as N devices would.  0 = unset. */
+static int cpu_engines_env(void)
+{
+    const char *e = getenv("GPUEDGE_CPU_ENGINES");
+    long n = e && *e ? strtol(e, NULL, 10) : 0;
+    return n > 0 && n <= 64 ? (int)n : 0;
+}
+
+/* GPUEDGE_FAIL_ENGINE=K[:N] (tests): engine K (or every engine: "all")
+ * fails at its N-th file (1st by default), as a lost or out-of-memory
+ * device would: an image before it is computed, a video at its second
+ * frame (its output open). */
+static void fail_env(run_shared *sh)
+{
+    const char *e = getenv("GPUEDGE_FAIL_ENGINE");
+    char *end;
+    long k;
+    sh->fail_lane = -1;
+    sh->fail_nth = 1;
+    if (!e || !*e)
+        return;
+    if (!strncmp(e, "all", 3)) {
+        k = INT_MAX; /* every engine */
+        end = (char *)e + 3;
+    } else {
+        k = strtol(e, &end, 10);
+        if (end == e || k < 0 || k >= INT_MAX)
+            return;
+    }
+    sh->fail_lane = (int)k;
+    if (*end == ':' && atoi(end + 1) > 0)
+        sh->fail_nth = atoi(end + 1);
+}
+
+/* Could the run have several engines?  Then the queue goes largest first
+ * (decided before CUDA counts the devices: the order is the same whatever
+ * count it finds, and so are the outputs). */
+static int may_have_lanes(const run_ctx *c)
+{
+    const cli_opts *o = c->o;
+    if (!c->batch)
+        return 0;
+    return o->ndevices > 1 || o->devices_all || video_engines(c) > 1 || cpu_engines_env() > 1;
+}
+
+static int jq_setup(run_ctx *c)
+{
+    long long *size = NULL;
+    int r;
+    c->sh->sorted = may_have_lanes(c);
+    if (c->sh->sorted) {
+        size = calloc((size_t)c->njobs, sizeof *size);
+        if (!size)
+            return -1;
+        for (int i = 0; i < c->njobs; i++) {
+            struct stat st;
+            size[i] = stat(c->jobs[i].input, &st) == 0 ? (long long)st.st_size : 0;
+        }
+    }
+    c->sh->hist_buffered = c->sh->sorted && c->o->hist_file;
+    r = jq_init(&c->sh->q, c->njobs, size);
+    free(size);
+    return r;
+}
+
+/* An engine failed: its unfinished files go back to the queue, first out,
+ * for the other engines (once each; a file that fails a second engine as
+ * well fails for good).  What counts as unfinished: taken by this engine,
+ * no failure of its own (src_failed, a failed write: reported already),
+ * not with the encode pool, and either never finished or abandoned. */
+static void lane_hand_back(run_ctx *c)
+{
+    int n = 0;
+    c->dead = 1;
+    for (int ji = 0; ji < c->njobs; ji++) {
+        job *j = &c->jobs[ji];
+        if (j->lane != c->lane || j->src_failed || j->encq ||
+            (j->state != JOB_PENDING && !j->abandoned))
+            continue;
+        if (j->retried) {
+            ge_err(j->input, "failed on a second engine too; not retried again");
+            j->state = JOB_FAILED;
+            continue;
+        }
+        if (c->nvs) {
+            nvj_slot *s = &c->nvs[ji];
+            nvj_release(s->dec, &s->pic); /* decoded ahead on this device */
+            memset(s, 0, sizeof *s);
+        }
+        j->state = JOB_PENDING;
+        j->abandoned = 0;
+        j->frames = j->decoded = 0;
+        j->lane = -1;
+        j->retried = 1;
+        j->hist_len = 0; /* its rows come again from the next engine */
+        jq_retry(&c->sh->q, ji);
+        n++;
+    }
+    c->nclaim = 0;
+    if (n)
+        ge_err(NULL, "engine %d (%s) failed; its %d unfinished file%s go%s to the other engines",
+               c->lane, c->lrep.device, n, n == 1 ? "" : "s", n == 1 ? "es" : "");
+    else
+        ge_err(NULL, "engine %d (%s) failed", c->lane, c->lrep.device);
+}
+
+static void *lane_thread(void *arg)
+{
+    run_ctx *c = arg;
+    frame_source src = {c, media_next};
+    frame_sink sink = {c, media_put, media_finish};
+    double t0 = ge_now();
+    c->lane_r = c->use_gpu ? pipe_run_gpu(&c->po, &src, &sink) : pipe_run_cpu(&c->po, &src, &sink);
+    close_output(c, 1); /* (an early output its engine never reached) */
+    vsrc_close(&c->vr);
+    c->busy_s += ge_now() - t0;
+    if (c->lane_r == -1)
+        lane_hand_back(c);
+    return NULL;
+}
+
+/* Runs the lanes (engines) on the shared queue until it is empty: rounds,
+ * because a failing engine may hand files back after the others ended.
+ * Returns 0, or -2 interrupted; an engine that failed sets
+ * sh->engine_failed (exit 1), and its files are redone or failed one by one
+ * like any failed file (so --hist is written). */
+static int run_lanes(run_ctx *lanes, int n)
+{
+    run_shared *sh = lanes[0].sh;
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    char *started = calloc((size_t)n, 1);
+    int ret = 0, any_dead = 0;
+    if (!th || !started) {
+        free(th);
+        free(started);
+        ge_err(NULL, "out of memory");
+        return -1;
+    }
+    for (;;) {
+        int alive = 0, left, ji;
+        for (int i = 0; i < n; i++) {
+            started[i] = !lanes[i].dead &&
+                         pthread_create(&th[i], NULL, lane_thread, &lanes[i]) == 0;
+            if (!lanes[i].dead && !started[i]) {
+                ge_err(NULL, "engine %d: cannot start its thread", i);
+                lanes[i].dead = 1;
+            }
+        }
+        for (int i = 0; i < n; i++)
+            if (started[i]) {
+                pthread_join(th[i], NULL);
+                if (lanes[i].lane_r == -2)
+                    ret = ret ? ret : -2;
+            }
+        for (int i = 0; i < n; i++) {
+            alive += !lanes[i].dead;
+            any_dead |= lanes[i].dead;
+        }
+        pthread_mutex_lock(&sh->q.mu);
+        left = (sh->q.n - sh->q.head) + (sh->q.nretry - sh->q.rhead);
+        pthread_mutex_unlock(&sh->q.mu);
+        if (sig_stopped() || ret == -2 || !left)
+            break;
+        if (alive)
+            continue; /* files handed back after the others ended */
+        while ((ji = jq_pop(&sh->q, NULL)) >= 0) {
+            job *j = &lanes[0].jobs[ji];
+            if (j->state != JOB_PENDING)
+                continue;
+            ge_err(j->input, "not processed: every engine failed");
+            j->state = JOB_FAILED;
+        }
+        break;
+    }
+    free(th);
+    free(started);
+    sh->engine_failed = any_dead;
+    return ret == -2 ? -2 : 0;
+}
+
+/* The devices of --devices into devs (use_gpu: `first` was probed already
+ * and is current; the others are probed here, and `first` made current
+ * again).  Returns how many, or -1 (reported). */
+static int plan_devices(const cli_opts *o, int *devs, int max, int first)
+{
+    int want[64], nwant = 0, n = 0, count = 0;
+    if (o->devices_all) {
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+            cudaGetLastError();
+            count = 1;
+        }
+        for (int d = 0; d < count && nwant < 64; d++)
+            want[nwant++] = d;
+    } else if (o->ndevices > 0) {
+        for (int i = 0; i < o->ndevices && nwant < 64; i++)
+            want[nwant++] = o->devices[i];
+    } else {
+        want[nwant++] = first;
+    }
+    for (int i = 0; i < nwant && n < max; i++) {
+        gpu_info gi;
+        char why[256];
+        if (want[i] == first) {
+            devs[n++] = first;
+            continue;
+        }
+        if (gpu_probe(want[i], &gi, why, sizeof why)) {
+            if (!o->devices_all) {
+                ge_err(NULL, "--devices: device %d: %s", want[i], why);
+                cudaSetDevice(first);
+                return -1;
+            }
+            if (!ge_quiet)
+                ge_note("device %d: %s; not used", want[i], why);
+            continue;
+        }
+        if (ge_verbose)
+            ge_note("device %d: %s (compute capability %d.%d)", want[i], gi.name, gi.cc_major,
+                    gi.cc_minor);
+        devs[n++] = want[i];
+    }
+    cudaSetDevice(first);
+    return n;
+}
+
 int run_main(cli_opts *o)
 {
-    run_ctx c;
+    run_ctx c, *lanes = NULL;
+    run_shared sh;
     pipe_opts po;
     rep_stats rep;
     chk_stats chk;
     gpu_info gi;
-    int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0, probe_gpu;
+    int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0, probe_gpu, nlanes = 1;
+    int devs[64], ndev = 1;
     long long nframes = 0;
     double t0, t_run = ge_now(), t_cuda = 0;
     gpu_probe_job *probe = NULL;
 
     memset(&c, 0, sizeof c);
-    pthread_mutex_init(&c.pf_mu, NULL);
-    pthread_cond_init(&c.pf_cv, NULL);
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.q_mu, NULL);
+    pthread_mutex_init(&sh.pf_mu, NULL);
+    pthread_cond_init(&sh.pf_cv, NULL);
+    pthread_mutex_init(&sh.note_mu, NULL);
+    sh.nlanes = 1;
+    fail_env(&sh);
+    c.sh = &sh;
+    c.device = o->device;
+    c.fail_job = -1;
     memset(&po, 0, sizeof po);
     memset(&chk, 0, sizeof chk);
     rep_init(&rep);
@@ -1279,6 +1727,11 @@ int run_main(cli_opts *o)
     status = plan_jobs(&c);
     if (status)
         goto end;
+    if (jq_setup(&c)) {
+        ge_err(NULL, "out of memory");
+        status = GE_EXIT_FAIL;
+        goto end;
+    }
 
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
         c.nvs = calloc((size_t)c.njobs, sizeof *c.nvs);
@@ -1299,6 +1752,7 @@ int run_main(cli_opts *o)
         goto end;
     }
     po.threads = o->threads;
+    po.device = o->device;
     po.staged = o->staged;
     po.cpu_ref_every = o->cpu_ref_every;
     po.mem_limit = (size_t)o->mem_limit;
@@ -1326,8 +1780,8 @@ int run_main(cli_opts *o)
         int n = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
         n = n < 1 ? 1 : n > 32 ? 32 : n;
         c.pf = calloc((size_t)c.njobs, sizeof *c.pf);
-        c.pf_max = 2 * n;
-        if (c.pf && (c.dec_pool = wp_create(n, c.pf_max)))
+        sh.pf_max = 2 * n;
+        if (c.pf && (c.dec_pool = wp_create(n, sh.pf_max)))
             c.enc_pool = wp_create(n, 2 * n);
         /* The first images start decoding now, while CUDA initialises
          * (~0.35 s on the H200 machine): no decode thread runs yet, so this
@@ -1389,30 +1843,172 @@ int run_main(cli_opts *o)
     c.rep = po.report;
 
     c.use_gpu = use_gpu;
+    if (c.batch) {
+        /* engines: one a device (--devices), more for a batch of videos
+         * (video_engines), or GPUEDGE_CPU_ENGINES on the CPU backend */
+        int pending = 0, per_dev;
+        if (use_gpu) {
+            ndev = plan_devices(o, devs, 64, o->device);
+            if (ndev < 0) {
+                status = GE_EXIT_FAIL;
+                goto end;
+            }
+        } else if (ge_verbose && (o->ndevices > 1 || o->devices_all)) {
+            ge_note("--devices: the CPU backend runs; one engine");
+        }
+        per_dev = video_engines(&c);
+        nlanes = use_gpu ? ndev * per_dev : cpu_engines_env() ? cpu_engines_env() : per_dev;
+        for (int i = 0; i < c.njobs; i++)
+            pending += c.jobs[i].state == JOB_PENDING;
+        if (nlanes > pending)
+            nlanes = pending > 0 ? pending : 1;
+        if (!sh.sorted)
+            nlanes = 1; /* (the queue was ordered for one engine) */
+        if (use_gpu && ndev > 1) {
+            size_t len = strlen(rep.device);
+            char *paren = strstr(rep.device, " (device ");
+            if (paren)
+                len = (size_t)(paren - rep.device);
+            for (int i = 0; i < ndev && len + 8 < sizeof rep.device; i++)
+                len += (size_t)snprintf(rep.device + len, sizeof rep.device - len, "%s%d",
+                                        i ? "," : " (devices ", devs[i]);
+            if (len + 2 < sizeof rep.device)
+                snprintf(rep.device + len, sizeof rep.device - len, ")");
+        }
+    }
+    if (nlanes > 1) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int share = (o->threads > 0 ? o->threads : (int)(ncpu > 0 ? ncpu : 1)) / nlanes;
+        int any_nvj = 0;
+        for (int i = 0; c.nvs && i < c.njobs; i++)
+            any_nvj |= c.jobs[i].nvj;
+        lanes = calloc((size_t)nlanes, sizeof *lanes);
+        if (!lanes) {
+            ge_err(NULL, "out of memory");
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+        sh.nlanes = nlanes;
+        for (int i = 0; i < nlanes; i++) {
+            run_ctx *l = &lanes[i];
+            *l = c; /* lane 0 takes what early_open opened */
+            if (i > 0) {
+                l->vr = NULL;
+                l->sink_job = -1;
+                l->out = NULL;
+                l->enc = NULL;
+                l->nclaim = 0;
+                l->early_w = l->early_h = 0;
+                l->nvj = NULL;
+                l->lane_files = 0;
+                l->progress = 0; /* one progress line: the first engine's */
+            }
+            l->lane = i;
+            l->device = use_gpu ? devs[i % ndev] : -1;
+            l->fail_job = -1;
+            l->nvj_dev_set = 0;
+            rep_init(&l->lrep);
+            memset(&l->lchk, 0, sizeof l->lchk);
+            if (use_gpu)
+                snprintf(l->lrep.device, sizeof l->lrep.device, "device %d", l->device);
+            else
+                snprintf(l->lrep.device, sizeof l->lrep.device, "cpu");
+            l->po = po;
+            l->po.device = use_gpu ? l->device : 0;
+            l->po.report = o->report ? &l->lrep : NULL;
+            l->po.check = &l->lchk;
+            if (!use_gpu)
+                l->po.threads = share > 0 ? share : 1; /* (the bytes do not depend on it) */
+            l->rep = l->po.report;
+            /* each engine its own libgpuedge context, on its device */
+            l->po.ctx = NULL;
+            if (api_ctx_for_engine(&l->po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
+                                   use_gpu ? l->device : 0, l->po.threads) < 0) {
+                ge_err(NULL, "%s", ge_last_error(NULL));
+                status = GE_EXIT_FAIL;
+                nlanes = i + 1;
+                goto end;
+            }
+            if (use_gpu && i > 0 && any_nvj) {
+                /* nvJPEG sessions spread over the devices: one decoder an
+                 * engine, made on its device */
+                char why[512];
+                cudaSetDevice(l->device);
+                if (nvj_open(NVJ_GROUP, &l->nvj, why, sizeof why)) {
+                    ge_err(NULL, "--jpeg-decoder=nvjpeg: device %d: %s", l->device, why);
+                    status = GE_EXIT_FAIL;
+                    nlanes = i + 1;
+                    goto end;
+                }
+            }
+        }
+        if (use_gpu)
+            cudaSetDevice(o->device);
+        c.vr = NULL; /* (lane 0's now) */
+        c.sink_job = -1;
+        c.out = NULL;
+        c.enc = NULL;
+        c.nclaim = 0;
+        if (ge_verbose)
+            ge_note("%d engines (%d device%s), one queue, largest files first", nlanes, ndev,
+                    ndev == 1 ? "" : "s");
+    }
     frame_source src = {&c, media_next};
     frame_sink sink = {&c, media_put, media_finish};
     t0 = ge_now();
     c.job_t0 = t0; /* (an early-opened output's progress line) */
-    /* Frames go through a libgpuedge context (include/gpuedge.h) made for
-     * the backend chosen above; the engine keeps its fast paths (NVDEC
-     * surfaces, strips, staged) around the context's per-frame entries. */
-    if (api_ctx_for_engine(&po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
-                           o->device, o->threads) < 0) {
-        ge_err(NULL, "%s", ge_last_error(NULL));
-        status = GE_EXIT_FAIL;
-        goto end;
+    if (lanes) {
+        for (int i = 0; i < nlanes; i++)
+            lanes[i].job_t0 = t0;
+        r = run_lanes(lanes, nlanes);
+        /* every engine joined, and each waited for the encode pool after
+         * its last image: the lanes' figures are complete */
+        for (int i = 0; i < nlanes; i++) {
+            run_ctx *l = &lanes[i];
+            if (o->report) {
+                rep_merge(&rep, &l->lrep);
+                rep_add_engine(&rep, l->lrep.device, l->lane_files, l->lrep.frames, l->busy_s);
+            }
+            chk.frames += l->lchk.frames;
+            chk.bad_frames += l->lchk.bad_frames;
+            for (int k = 0; k < CHK_NSTAGES; k++) {
+                chk.checked[k] += l->lchk.checked[k];
+                chk.mismatches[k] += l->lchk.mismatches[k];
+                if (l->lchk.maxdiff[k] > chk.maxdiff[k])
+                    chk.maxdiff[k] = l->lchk.maxdiff[k];
+            }
+            if (i > 0) {
+                c.nvj_hw += l->nvj_hw;
+                c.nvj_hybrid += l->nvj_hybrid;
+                c.nvj_cpu += l->nvj_cpu;
+            } else {
+                c.nvj_hw = l->nvj_hw;
+                c.nvj_hybrid = l->nvj_hybrid;
+                c.nvj_cpu = l->nvj_cpu;
+            }
+        }
+    } else {
+        /* Frames go through a libgpuedge context (include/gpuedge.h) made for
+         * the backend chosen above; the engine keeps its fast paths (NVDEC
+         * surfaces, strips, staged) around the context's per-frame entries. */
+        if (api_ctx_for_engine(&po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
+                               o->device, o->threads) < 0) {
+            ge_err(NULL, "%s", ge_last_error(NULL));
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+        r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     }
-    r = use_gpu ? pipe_run_gpu(&po, &src, &sink) : pipe_run_cpu(&po, &src, &sink);
     wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;
     /* an engine that failed before its sink finished leaves an early
      * output open: abandoned (the writer thread is joined) */
     close_output(&c, 1);
     rep.startup_engine_s = t0 - t_run;
-    if (c.t_first_decoded > 0)
-        rep.startup_decoded_s = c.t_first_decoded - t_run;
-    if (c.t_first_written > 0)
-        rep.startup_written_s = c.t_first_written - t_run;
+    if (sh.t_first_decoded > 0)
+        rep.startup_decoded_s = sh.t_first_decoded - t_run;
+    if (sh.t_first_written > 0)
+        rep.startup_written_s = sh.t_first_written - t_run;
     /* An engine that stopped early (a signal, a failed sink) never asked
      * the source for the end of the video it was reading: close it here,
      * the decode thread is joined (it left the input open and ~1 MB of
@@ -1421,7 +2017,7 @@ int run_main(cli_opts *o)
 
     if (c.hist) {
         if (r == 0) {
-            if (so_commit(&c.hist))
+            if (hist_flush(&c) || so_commit(&c.hist))
                 r = -1;
         } else {
             so_abort(&c.hist);
@@ -1444,7 +2040,7 @@ int run_main(cli_opts *o)
     if (o->report && write_report(&c, &rep))
         r = r ? r : -1;
     if (o->cpu_ref_every) {
-        snprintf(chk.decoded_by, sizeof chk.decoded_by, "%s", c.decoded_by);
+        snprintf(chk.decoded_by, sizeof chk.decoded_by, "%s", sh.decoded_by);
         chk_print(&chk, stderr);
     }
     if (o->cpu_ref_every && c.nvj)
@@ -1463,7 +2059,7 @@ int run_main(cli_opts *o)
         ge_err(NULL, "interrupted by %s", status == 128 + SIGTERM ? "SIGTERM" : "SIGINT");
     } else if (chk.bad_frames)
         status = GE_EXIT_MISMATCH;
-    else if (r < 0 || nfail)
+    else if (r < 0 || nfail || sh.engine_failed)
         status = GE_EXIT_FAIL;
     else
         status = GE_EXIT_OK;
@@ -1480,17 +2076,28 @@ end:
             img_free(&c.pf[i].img);
     free(c.pf);
     for (int i = 0; c.nvs && i < c.njobs; i++)
-        nvj_release(c.nvj, &c.nvs[i].pic); /* decoded ahead, never served */
+        nvj_release(c.nvs[i].dec, &c.nvs[i].pic); /* decoded ahead, never served */
     free(c.nvs);
+    for (int i = 0; lanes && i < nlanes; i++) {
+        if (i > 0)
+            nvj_close(&lanes[i].nvj); /* (lane 0's is c.nvj) */
+        ge_ctx_free(&lanes[i].po.ctx);
+        rep_free(&lanes[i].lrep);
+    }
+    free(lanes);
     if (c.nvj) {
         double t_close = ge_now();
         nvj_close(&c.nvj);
         if (ge_verbose)
             ge_note("nvJPEG closed in %.0f ms", (ge_now() - t_close) * 1e3);
     }
-    pthread_mutex_destroy(&c.pf_mu);
-    pthread_cond_destroy(&c.pf_cv);
+    jq_free(&sh.q);
+    pthread_mutex_destroy(&sh.q_mu);
+    pthread_mutex_destroy(&sh.pf_mu);
+    pthread_cond_destroy(&sh.pf_cv);
+    pthread_mutex_destroy(&sh.note_mu);
     for (int i = 0; i < c.njobs; i++) {
+        free(c.jobs[i].hist_rows);
         free(c.jobs[i].input);
         free(c.jobs[i].output);
     }

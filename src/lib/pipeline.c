@@ -220,9 +220,19 @@ static const char *job_name(const pipe_opts *o, int job)
     return o->job_name ? o->job_name(o->job_ctx, job) : NULL;
 }
 
+/* A thread's current device is its own (device 0 when it starts): each
+ * engine thread selects the engine's, so that several engines, one a
+ * device, never allocate or launch on another's. */
+static void use_device(const pipe_opts *o)
+{
+    if (o->device >= 0)
+        CUDA_QUIET(cudaSetDevice(o->device));
+}
+
 static void *decode_thread(void *arg)
 {
     gpu_engine *e = arg;
+    use_device(e->o);
     for (;;) {
         in_slot *s = q_pop(&e->free_in);
         int r;
@@ -265,6 +275,7 @@ static void *writer_thread(void *arg)
     gpu_engine *e = arg;
     const pipe_opts *o = e->o;
     out_slot *s;
+    use_device(o);
     while ((s = q_pop(&e->done_out))) {
         int ok = !eng_failed(e);
         if (ok && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_DL1])) != cudaSuccess)
@@ -867,6 +878,7 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         ge_err(NULL, "out of memory");
         return -1;
     }
+    use_device(o);
     e->o = o;
     e->nslots = o->slots > 0 ? (o->slots < PIPE_MAX_SLOTS ? o->slots : PIPE_MAX_SLOTS)
                              : PIPE_DEFAULT_SLOTS;
@@ -875,7 +887,8 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     e->fused = !o->staged;
     e->ctx = o->ctx;
     if (!e->ctx) {
-        if (api_ctx_for_engine(&e->ctx, &o->params, GE_BACKEND_GPU, 0, o->threads) < 0) {
+        if (api_ctx_for_engine(&e->ctx, &o->params, GE_BACKEND_GPU,
+                               o->device >= 0 ? o->device : 0, o->threads) < 0) {
             ge_err(NULL, "%s", ge_last_error(NULL));
             free(e);
             return -1;

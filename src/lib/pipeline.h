@@ -32,6 +32,9 @@ typedef struct pipe_opts {
                              (frames beyond: strips), CPU scratch within it */
     const char *(*job_name)(void *ctx, int job); /* for messages */
     void *job_ctx;
+    int device;           /* GPU: the CUDA device its threads use; -1 = the
+                             calling thread's current one (several engines,
+                             one a device: --devices) */
     rep_stats *report;    /* may be NULL */
     chk_stats *check;     /* required when cpu_ref_every > 0 */
     ge_ctx *ctx;          /* the libgpuedge context (api.h) every frame's

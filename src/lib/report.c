@@ -6,6 +6,7 @@
  */
 #include "report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ void rep_free(rep_stats *r)
     for (size_t i = 0; i < r->nfiles; i++)
         free(r->files[i].name);
     free(r->files);
+    free(r->engines);
     pthread_mutex_destroy(&r->mu);
     memset(r, 0, sizeof *r);
 }
@@ -74,6 +76,35 @@ void rep_add_file(rep_stats *r, const char *name, long frames, double seconds)
     }
 end:
     pthread_mutex_unlock(&r->mu);
+}
+
+void rep_add_engine(rep_stats *r, const char *name, long files, long long frames, double busy_s)
+{
+    struct rep_engine *p;
+    pthread_mutex_lock(&r->mu);
+    p = realloc(r->engines, (r->nengines + 1) * sizeof *p);
+    if (p) {
+        r->engines = p;
+        p += r->nengines++;
+        snprintf(p->name, sizeof p->name, "%s", name);
+        p->files = files;
+        p->frames = frames;
+        p->busy_s = busy_s;
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+void rep_merge(rep_stats *dst, const rep_stats *src)
+{
+    for (int st = 0; st < REP_NSTAGES; st++)
+        for (size_t i = 0; i < src->n[st]; i++)
+            rep_add(dst, st, src->ms[st][i]);
+    dst->frames += src->frames;
+    dst->pixels += src->pixels;
+    if (!dst->backend)
+        dst->backend = src->backend;
+    if (src->path && (!dst->path || strstr(src->path, "strips")))
+        dst->path = src->path;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -219,6 +250,17 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             }
             fprintf(fp, "]");
         }
+        if (r->nengines) {
+            fprintf(fp, ",\"engines\":[");
+            for (size_t i = 0; i < r->nengines; i++) {
+                const struct rep_engine *e = &r->engines[i];
+                fprintf(fp, "%s{\"engine\":%zu,\"device\":", i ? "," : "", i);
+                json_string(fp, e->name);
+                fprintf(fp, ",\"files\":%ld,\"frames\":%lld,\"busy_s\":%.6f}", e->files,
+                        e->frames, e->busy_s);
+            }
+            fprintf(fp, "]");
+        }
         fprintf(fp, "}\n");
         return;
     }
@@ -250,6 +292,15 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             const struct rep_file *f = &r->files[i];
             fprintf(fp, "  %8ld %10.4f %10.2f  %s\n", f->frames, f->seconds,
                     f->seconds > 0 ? f->frames / f->seconds : 0, f->name);
+        }
+    }
+    if (r->nengines) {
+        fprintf(fp, "  per engine (files taken from one queue, largest first):\n");
+        fprintf(fp, "  %6s %6s %8s %10s  %s\n", "engine", "files", "frames", "busy s", "device");
+        for (size_t i = 0; i < r->nengines; i++) {
+            const struct rep_engine *e = &r->engines[i];
+            fprintf(fp, "  %6zu %6ld %8lld %10.3f  %s\n", i, e->files, e->frames, e->busy_s,
+                    e->name);
         }
     }
 }

@@ -33,6 +33,10 @@ typedef struct rep_stats {
      * to its output's commit (files overlap in the pipeline) */
     struct rep_file { char *name; long frames; double seconds; } *files;
     size_t nfiles, capfiles;
+    /* per engine (--devices, issue 14): the files it took, the frames it
+     * computed and the seconds its engine ran; none with one engine */
+    struct rep_engine { char name[64]; long files; long long frames; double busy_s; } *engines;
+    size_t nengines;
 } rep_stats;
 
 void rep_init(rep_stats *r);
@@ -41,6 +45,12 @@ void rep_free(rep_stats *r);
 void rep_add(rep_stats *r, int stage, double ms);
 /* Adds a file's line (batches); name is copied. */
 void rep_add_file(rep_stats *r, const char *name, long frames, double seconds);
+/* Adds an engine's line (several engines). */
+void rep_add_engine(rep_stats *r, const char *name, long files, long long frames, double busy_s);
+/* Adds src's stage samples, frames and pixels to dst (an engine's own
+ * figures into the run's); path: src's when dst has none or src's names
+ * strips. */
+void rep_merge(rep_stats *dst, const rep_stats *src);
 /* Writes the report (text or JSON, C locale numbers) to fp. */
 void rep_print(const rep_stats *r, int json, FILE *fp);
 const char *rep_stage_name(int stage);
