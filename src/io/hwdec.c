@@ -15,9 +15,19 @@
  *   - The frame keeps its pool buffer (and through it the frames and
  *     device contexts) until the engine calls release: a token owning the
  *     AVFrame and the event, so a frame may outlive its reader.
+ *   - FFmpeg 5.1's NVDEC (nvdec_retrieve_data) returns the mapped decoder
+ *     surface itself, not a copy: buf[0] is an empty placeholder, buf[1]
+ *     the mapping, and the frame holds one of the session's
+ *     initial_pool_size surfaces (DPB + 5) until it is freed.  One session
+ *     handed straight to the engine holds few; frames queued ahead (the
+ *     segments of src/io/vsource.c) exhaust them at about the 10th, and
+ *     libavcodec then outputs a frame whose start_frame failed: data[0]
+ *     NULL (H.264) or concealed pictures (HEVC).  hw_detach copies the luma
+ *     plane into a buffer of our own and gives the surface back at once.
  */
 #include "hwdec.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +37,7 @@
 #include <libavutil/hwcontext_cuda.h>
 #include <libavutil/pixdesc.h>
 
+#include "util.h"
 #include "video_io.h"
 
 struct hw_dec {
@@ -35,10 +46,85 @@ struct hw_dec {
     int device;
 };
 
+/* A device buffer of the detached-frame cache. */
+typedef struct hw_blk {
+    struct hw_blk *next;
+    void *p;
+    size_t n;
+    int device;
+} hw_blk;
+
 typedef struct hw_token {
-    AVFrame *frame;
+    AVFrame *frame;      /* the decoder surface (NULL once detached) */
     cudaEvent_t ready;
+    cudaStream_t stream; /* the session's: valid while frame holds it */
+    int device;
+    hw_blk *blk;         /* detached: the buffer holding the plane */
 } hw_token;
+
+/* Detached frames' buffers, process-wide, reused by size: cudaFree waits
+ * for the whole device, so a buffer released (possibly on the engine's
+ * writer thread, which must not block on the GPU) goes back here.  Up to
+ * HW_CACHE_MAX bytes stay cached; beyond that a released buffer is freed.
+ * Measured on the H200 (2026-12-01, GPUEDGE_VS_TRACE): with 7 sessions
+ * allocating at once a cudaMalloc of a 1080p plane cost 0.8 ms on average
+ * (886 of them over 1590 frames, 0.7 s summed over the 7 threads); slabs
+ * of many planes a cudaMalloc would cut that, not measured yet. */
+#define HW_CACHE_MAX ((size_t)4 << 30)
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static hw_blk *cache;
+static size_t cache_bytes;
+static long n_malloc;   /* cudaMallocs made for detached frames (under cache_mu) */
+static double t_malloc; /* and their seconds */
+
+static hw_blk *blk_get(int device, size_t n)
+{
+    hw_blk *b = NULL;
+    pthread_mutex_lock(&cache_mu);
+    for (hw_blk **p = &cache; *p; p = &(*p)->next)
+        if ((*p)->device == device && (*p)->n == n) {
+            b = *p;
+            *p = b->next;
+            cache_bytes -= n;
+            break;
+        }
+    pthread_mutex_unlock(&cache_mu);
+    if (b)
+        return b;
+    if (!(b = calloc(1, sizeof *b)))
+        return NULL;
+    double t = ge_now();
+    if (cudaMalloc(&b->p, n) != cudaSuccess) {
+        cudaGetLastError();
+        free(b);
+        return NULL;
+    }
+    t = ge_now() - t;
+    pthread_mutex_lock(&cache_mu);
+    n_malloc++;
+    t_malloc += t;
+    pthread_mutex_unlock(&cache_mu);
+    b->n = n;
+    b->device = device;
+    return b;
+}
+
+static void blk_put(hw_blk *b)
+{
+    pthread_mutex_lock(&cache_mu);
+    if (cache_bytes + b->n <= HW_CACHE_MAX) {
+        b->next = cache;
+        cache = b;
+        cache_bytes += b->n;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&cache_mu);
+    if (b) {
+        cudaSetDevice(b->device);
+        cudaFree(b->p);
+        free(b);
+    }
+}
 
 int hw_codec_exact(enum AVCodecID id)
 {
@@ -209,6 +295,8 @@ static void hw_release(void *ctx)
     if (t->ready)
         cudaEventDestroy(t->ready);
     av_frame_free(&t->frame);
+    if (t->blk)
+        blk_put(t->blk);
     free(t);
 }
 
@@ -224,7 +312,10 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
      * (vsource.c hands segment 0's reader to a decoder thread): the event
      * must be made on the stream's device */
     cudaSetDevice(h->device);
-    if (cudaEventCreateWithFlags(&t->ready, cudaEventDisableTiming) != cudaSuccess ||
+    /* blocking: hw_detach waits on it, and a spinning wait would take a
+     * core from the encoders for as long as the copy runs */
+    if (cudaEventCreateWithFlags(&t->ready, cudaEventDisableTiming | cudaEventBlockingSync) !=
+            cudaSuccess ||
         cudaEventRecord(t->ready, h->stream) != cudaSuccess) {
         cudaGetLastError();
         if (t->ready)
@@ -235,6 +326,8 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
         return -1;
     }
     av_frame_move_ref(t->frame, frame);
+    t->stream = h->stream;
+    t->device = h->device;
     fr->on_device = 1;
     fr->ready = t->ready;
     fr->release = hw_release;
@@ -246,9 +339,62 @@ size_t hw_frame_bytes(const src_frame *fr)
 {
     const hw_token *t = fr->release == hw_release ? fr->release_ctx : NULL;
     size_t n = 0;
+    if (t && t->blk)
+        return t->blk->n;
     if (!t || !t->frame)
         return 0;
     for (int i = 0; i < AV_NUM_DATA_POINTERS && t->frame->buf[i]; i++)
         n += t->frame->buf[i]->size;
     return n;
+}
+
+int hw_on_surface(const src_frame *fr)
+{
+    const hw_token *t = fr->release == hw_release ? fr->release_ctx : NULL;
+    return t && t->frame && !t->blk;
+}
+
+int hw_detach(src_frame *fr, const char **why)
+{
+    hw_token *t = fr->release == hw_release ? fr->release_ctx : NULL;
+    int ch = fr->f.channels > 0 ? fr->f.channels : 1;
+    size_t row, n;
+    hw_blk *b;
+
+    if (!t || !t->frame || t->blk)
+        return 0;
+    row = (size_t)fr->f.width * (size_t)ch * (size_t)fr->f.bytes_per_sample;
+    n = fr->f.stride * (size_t)fr->f.height;
+    cudaSetDevice(t->device);
+    if (!(b = blk_get(t->device, n))) {
+        *why = "out of GPU memory for a decoded frame";
+        return -1;
+    }
+    /* the same pitch: the engine reads it as it read the surface.  After
+     * `ready` (the decoder's work, on the same stream); synchronised, since
+     * freeing the frame unmaps the surface at once. */
+    if (cudaMemcpy2DAsync(b->p, fr->f.stride, fr->f.data, fr->f.stride, row,
+                          (size_t)fr->f.height, cudaMemcpyDeviceToDevice,
+                          t->stream) != cudaSuccess ||
+        cudaEventRecord(t->ready, t->stream) != cudaSuccess ||
+        cudaEventSynchronize(t->ready) != cudaSuccess) {
+        cudaGetLastError();
+        blk_put(b);
+        *why = "cannot copy a decoded frame off its NVDEC surface";
+        return -1;
+    }
+    av_frame_free(&t->frame); /* the surface goes back to the decoder */
+    t->stream = NULL;
+    t->blk = b;
+    fr->f.data = b->p;
+    return 0;
+}
+
+void hw_detach_stats(long *mallocs, double *seconds, size_t *cached)
+{
+    pthread_mutex_lock(&cache_mu);
+    *mallocs = n_malloc;
+    *seconds = t_malloc;
+    *cached = cache_bytes;
+    pthread_mutex_unlock(&cache_mu);
 }

@@ -60,4 +60,23 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why);
  * buffers: NV12 about 1.5 x pitch x height); 0 for any other frame. */
 size_t hw_frame_bytes(const src_frame *fr);
 
+/* A device frame made by hw_take moved off its decoder surface: its luma
+ * plane is copied (device to device, same pitch) into a buffer of a
+ * process-wide cache and the surface goes back to the decoder before this
+ * returns.  Needed wherever decoded frames are held longer than one at a
+ * time: FFmpeg 5.1's NVDEC hands out the mapped decoder surface itself
+ * (no copy), and a session has only its DPB plus ~5 surfaces
+ * (initial_pool_size), so a decoder whose frames are queued runs out of
+ * surfaces at about its 10th held frame ("No decoder surfaces left": the
+ * frame then comes out with no data, or, for HEVC, concealed).  fr keeps
+ * its ready event (recorded after the copy) and its release (the buffer
+ * goes back to the cache).  A frame that is not hw_take's is left alone.
+ * Returns 0, or -1 with *why set (fr left as it was). */
+int hw_detach(src_frame *fr, const char **why);
+/* Is fr still on its decoder surface (hw_take's, not detached)?  1 / 0. */
+int hw_on_surface(const src_frame *fr);
+/* hw_detach's buffers so far: cudaMallocs made, their seconds, bytes cached
+ * (GPUEDGE_VS_TRACE). */
+void hw_detach_stats(long *mallocs, double *seconds, size_t *cached);
+
 #endif

@@ -1362,9 +1362,21 @@ static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
 
     if (o && o->lanes > 0) /* asked for (tests, benchmarks) */
         return o->lanes < VENC_MAX_LANES ? o->lanes : VENC_MAX_LANES;
+    if (getenv("GPUEDGE_ENC_LANES") && atoi(getenv("GPUEDGE_ENC_LANES")) > 0) {
+        /* the same, from outside (measuring the lanes/decoders split) */
+        n = atoi(getenv("GPUEDGE_ENC_LANES"));
+        return n < VENC_MAX_LANES ? n : VENC_MAX_LANES;
+    }
     if (threads < 2)
         return 1;
-    n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS : threads;
+    /* FFVHuff/MagicYUV: one lane a thread, but half the threads from 8 on:
+     * on the H200 (16 threads, 2026-12-01, BENCHMARKS.md "NVDEC in
+     * segments") 8 lanes beat 16 in each of the 8 runs with software
+     * decoding (1080p .mkv 286 vs 245 fps, 4K 96.5 vs 83.8) and were within
+     * 2 % or better with NVDEC: the decoders, the engine's threads and the
+     * muxer need cores too */
+    n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS
+             : threads >= 8 ? threads / 2 : threads;
     if (n < 2)
         n = 2;
     if (n > VENC_MAX_LANES)

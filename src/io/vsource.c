@@ -53,23 +53,34 @@
 #define VS_HEAD_QUEUE 4
 
 /* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active).
- * VS_HW_SEGMENTS 0 turns segmenting off for those files (one NVDEC
- * session, as before this existed) if the GPU test finds it wrong.
  * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines: 1
  * session ~540 fps at 1080p, 7 at once ~2,000; BENCHMARKS.md), each with
- * one libav thread (more gave nothing: the engine is the bound).  Fewer
- * segments a decoder than in software: each segment opens a session (a
- * CUDA device context and a CUvideodecoder).  Device frames decoded ahead
- * each hold one buffer of their session's CUDA frame pool in GPU memory
- * (hw_frame_bytes: NV12 1.5 x pitch x height, 1080p ~3.1 MB): at most
+ * one libav thread (more gave nothing: the engine is the bound);
+ * GPUEDGE_NVDEC_SESSIONS=N overrides it (1: one session, not segmented;
+ * for measurements).  Fewer segments a decoder than in software: each
+ * segment opens a session (a CUDA device context and a CUvideodecoder).
+ * Every frame a segment decodes leaves its decoder surface at once
+ * (hw_detach: FFmpeg 5.1 hands out the surface itself and a session has
+ * about 10; queued frames exhausted them — the failure of 2026-12-01,
+ * "NVDEC frame without a usable luma plane" from frame 10); it then holds
+ * a luma-plane buffer of GPU memory (pitch x height, P010 twice): at most
  * VS_DEV_BUDGET of them together, and segments short enough that
  * VS_HW_DECODERS of them fit in it. */
-/* Off: on the H200 (2026-12-01, tests/gpu/run nvseg) segmented NVDEC runs
- * failed 18 of 21 checks: "NVDEC frame without a usable luma plane" from
- * frame 10 on H.264, and HEVC Main10 frames that differ from software's.
- * Until that is found, an NVDEC file is one session (validated: the nvdec
- * step, NVDEC == software byte for byte). */
-#define VS_HW_SEGMENTS 0
+/* --hwdec=auto (vsrc_auto_nvdec): NVDEC when the file keeps at least
+ * VS_AUTO_SESSIONS sessions busy and holds at least VS_AUTO_GPX gigapixels
+ * to decode, or when the run has at most VS_AUTO_FEW_THREADS threads;
+ * else software.  Measured on the H200 (16 cores, 2026-12-01,
+ * BENCHMARKS.md "NVDEC in segments"): 7 sessions over 1590 frames of
+ * 1080p (3.3 Gpx) -> .mkv 320 fps vs software 295, 530 frames of 4K
+ * (4.4 Gpx) 113 vs 56; but 5 sessions over 530 frames of 1080p (1.1 Gpx)
+ * -> /dev/null 497 vs 528 and .mp4 206 vs 250, and one or two sessions
+ * lose to 16 software threads (1080p /dev/null 368 vs 528): a session
+ * starts its first frame 0.15-0.25 s later than software does.  One
+ * session decodes 1080p at ~760 fps, software ~86 fps a thread: NVDEC
+ * wins below ~9 threads (at 4K below ~14). */
+#define VS_AUTO_SESSIONS 3
+#define VS_AUTO_GPX 1.5
+#define VS_AUTO_FEW_THREADS 8
 #define VS_HW_DECODERS 7
 #define VS_HW_SEGS_PER_DECODER 2
 #define VS_DEV_BUDGET ((size_t)2 << 30)
@@ -90,7 +101,11 @@ typedef struct vs_seg {
     vs_frame *head, *tail;
     int qn;
     int done, failed;
-    vid_reader *spent; /* an NVDEC segment's reader, closed later (below) */
+    /* GPUEDGE_VS_TRACE: seconds from vsrc_open to this segment's start,
+     * its reader opened, first frame queued, end; waiting for room;
+     * moving frames off NVDEC surfaces; frames queued */
+    double t_start, t_open, t_first, t_end, t_wait, t_detach;
+    long nq;
 } vs_seg;
 
 struct vsrc {
@@ -102,6 +117,8 @@ struct vsrc {
     int64_t s0;         /* the stream's start_time (ticks) */
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
+    double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
+    int trace;
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -195,19 +212,35 @@ static int h264_idr(const uint8_t *p, int n, int nal_len)
     return 0;
 }
 
+/* What the scan found: every frame's pts (sorted), the clean cuts'
+ * pts (sorted), and the frames the run delivers (pts[first .. first+limit)). */
+typedef struct vs_scan {
+    int64_t *pts, *keys, ustart;
+    size_t npts, nkeys, first, limit;
+} vs_scan;
+
+static void scan_free(vs_scan *sc)
+{
+    free(sc->pts);
+    free(sc->keys);
+    memset(sc, 0, sizeof *sc);
+}
+
 /* Reads every packet of the best video stream (the one vid_open takes)
- * without decoding.  0 with the segments planned in s (nseg >= 2), or -1:
- * not segmentable (nothing printed: the file is then decoded in one go,
- * and vid_open reports what is wrong with it). */
-static int plan(vsrc *s, int ndec, size_t seg_max)
+ * without decoding.  0 with *sc filled, or -1: not segmentable (nothing
+ * printed: the file is then decoded in one go, and vid_open reports what
+ * is wrong with it). */
+static int scan(vsrc *s, vs_scan *sc)
 {
     AVFormatContext *fc = NULL;
     AVPacket *pkt = av_packet_alloc();
     int64_t *pts = NULL, *keys = NULL, ustart = INT64_MIN;
-    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit, target, cur;
+    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit;
     char *url = NULL;
     AVStream *st;
     int idx, rc = -1, h264 = 0, nal_len = 0;
+
+    memset(sc, 0, sizeof *sc);
 
     if (!pkt || asprintf(&url, "file:%s", s->path) < 0 || !(fc = avformat_alloc_context()))
         goto end;
@@ -295,6 +328,36 @@ static int plan(vsrc *s, int ndec, size_t seg_max)
         limit = (size_t)s->o.max_frames;
     if (limit < 2 * VS_MIN_SEG)
         goto end;
+    sc->pts = pts;
+    sc->keys = keys;
+    sc->npts = npts;
+    sc->nkeys = nkeys;
+    sc->first = first;
+    sc->limit = limit;
+    sc->ustart = ustart;
+    pts = keys = NULL;
+    rc = 0;
+end:
+    avformat_close_input(&fc);
+    av_packet_free(&pkt);
+    free(pts);
+    free(keys);
+    free(url);
+    return rc;
+}
+
+/* Cuts the scanned frames into segments for ndec decoders (NVDEC sessions
+ * when s->hw), none longer than seg_max frames (0: no cap).  0 with the
+ * segments in s (nseg >= 2), or -1 (s->segs NULL). */
+static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
+{
+    const int64_t *pts = sc->pts, *keys = sc->keys;
+    size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
+    size_t target, cur;
+    int rc = -1;
+
+    if (!pts || ndec < 1)
+        return -1;
     target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
     if (seg_max && target > seg_max)
         target = seg_max;
@@ -305,7 +368,7 @@ static int plan(vsrc *s, int ndec, size_t seg_max)
     if (!s->segs)
         goto end;
     s->nseg = 1;
-    s->segs[0].start = ustart; /* INT64_MIN: from the start */
+    s->segs[0].start = sc->ustart; /* INT64_MIN: from the start */
     cur = first;
     for (size_t k = 0; k < nkeys; k++) {
         size_t at = lower(pts, npts, keys[k]);
@@ -328,11 +391,6 @@ end:
         s->segs = NULL;
         s->nseg = 0;
     }
-    avformat_close_input(&fc);
-    av_packet_free(&pkt);
-    free(pts);
-    free(keys);
-    free(url);
     return rc;
 }
 
@@ -394,24 +452,6 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* NVDEC segments' readers are closed only once the head has passed them
- * by two segments (under mu; the caller closes what *out gets).  Closing
- * a reader frees its CUDA frame pool, and a pool buffer still out (a
- * queued frame, or one in the engine) is then freed by whoever releases
- * it, with cuMemFree: on the engine's writer thread, once per frame, a
- * call that may wait for the device.  Kept open, the reader takes the
- * buffers back into its pool, and closing it later frees them here. */
-static vid_reader *take_spent(vsrc *s)
-{
-    for (int j = 0; j + 2 <= s->head && j < s->nseg; j++)
-        if (s->segs[j].spent) {
-            vid_reader *r = s->segs[j].spent;
-            s->segs[j].spent = NULL;
-            return r;
-        }
-    return NULL;
-}
-
 /* Decodes segment i into its queue.  0, or -1 (the file failed: a
  * message was printed, or sig_stop is set). */
 static int decode_seg(vsrc *s, int i)
@@ -425,6 +465,7 @@ static int decode_seg(vsrc *s, int i)
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
+    g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
         r = s->first;
@@ -436,13 +477,17 @@ static int decode_seg(vsrc *s, int i)
             return -1;
     }
     base = vid_corrupt_count(r);
+    g->t_open = ge_now() - s->t0;
     for (;;) {
         vs_frame *f;
         int k;
         int quit;
+        double tw = s->trace ? ge_now() : 0;
         pthread_mutex_lock(&s->mu);
         while (!s->quit && !may_decode(s, i))
             pthread_cond_wait(&s->cv, &s->mu);
+        if (s->trace)
+            g->t_wait += ge_now() - tw;
         quit = s->quit;
         f = quit ? NULL : frame_get(s);
         pthread_mutex_unlock(&s->mu);
@@ -467,6 +512,19 @@ static int decode_seg(vsrc *s, int i)
                 k = 0; /* segment i+1's first frame: done */
         } else if (k == 0 && i > 0 && !retried && (first || g->end != INT64_MAX)) {
             k = 3; /* the file ended before the segment did: a bad seek */
+        }
+        if (k == 1 && hw_on_surface(&f->fr)) {
+            /* off the NVDEC surface before it is queued (hwdec.h) */
+            const char *why = NULL;
+            double td = s->trace ? ge_now() : 0;
+            int dk = hw_detach(&f->fr, &why);
+            if (s->trace)
+                g->t_detach += ge_now() - td;
+            if (dk) {
+                ge_err(s->path, "cannot decode video: %s", why);
+                k = -2; /* released below */
+                rc = -1;
+            }
         }
         if (k == 3) {
             /* decode this segment again from the start (the run's --start),
@@ -504,12 +562,15 @@ static int decode_seg(vsrc *s, int i)
                 g->head = f;
             g->tail = f;
             g->qn++;
+            if (first)
+                g->t_first = ge_now() - s->t0;
+            g->nq++;
             first = 0;
             pushed = f->ts;
             pthread_cond_broadcast(&s->cv);
         } else {
             if (k != -1)
-                src_frame_release(&f->fr); /* a dropped device surface */
+                src_frame_release(&f->fr); /* a dropped device frame */
             frame_put(s, f);
         }
         pthread_mutex_unlock(&s->mu);
@@ -519,14 +580,9 @@ static int decode_seg(vsrc *s, int i)
             break;
         }
     }
-    if (r && s->hw && rc == 0 && vid_hwdec_active(r)) {
-        pthread_mutex_lock(&s->mu);
-        g->spent = r; /* closed by take_spent or vsrc_close */
-        pthread_mutex_unlock(&s->mu);
-        r = NULL;
-    }
     if (r)
         close_reader(s, &r);
+    g->t_end = ge_now() - s->t0;
     return rc;
 }
 
@@ -536,12 +592,6 @@ static void *worker(void *arg)
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
-        vid_reader *old;
-        while ((old = take_spent(s))) {
-            pthread_mutex_unlock(&s->mu);
-            close_reader(s, &old);
-            pthread_mutex_lock(&s->mu);
-        }
         pthread_mutex_unlock(&s->mu);
         rc = decode_seg(s, i);
         pthread_mutex_lock(&s->mu);
@@ -557,6 +607,13 @@ static void *worker(void *arg)
 
 // ---------------------------------------------------------------------------
 
+int vsrc_auto_nvdec(int sessions, long threads, double gpx)
+{
+    if (threads <= VS_AUTO_FEW_THREADS)
+        return 1;
+    return sessions >= VS_AUTO_SESSIONS && gpx >= VS_AUTO_GPX;
+}
+
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -564,9 +621,13 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
+    int khw, autohw = 0, scanned = 0;
+    const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
     size_t seg_max = 0;
+    vs_scan sc;
 
     *out = NULL;
+    memset(&sc, 0, sizeof sc);
     if (!s || !(s->path = strdup(path))) {
         free(s);
         ge_err(path, "cannot open video: %s", strerror(ENOMEM));
@@ -574,8 +635,21 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     }
     s->o = *o;
     s->last_ts = AV_NOPTS_VALUE;
+    s->t0 = ge_now();
+    s->trace = getenv("GPUEDGE_VS_TRACE") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    khw = e && *e ? atoi(e) : VS_HW_DECODERS;
+    if (khw < 1)
+        khw = 1;
+    /* --hwdec=auto: the file opens in software first; the scan tells how
+     * many NVDEC sessions its segments would keep busy, and
+     * vsrc_auto_nvdec chooses; only NVDEC opens the device.  (--rgb never
+     * decodes on NVDEC: the reader says so itself.) */
+    if (o->hwdec == VID_HWDEC_AUTO && !o->rgb) {
+        autohw = 1;
+        vo.hwdec = VID_HWDEC_NONE;
+    }
     /* The file opens as it always did (the messages are vid_open's; it
      * also sets up libav's logging before the scan below reads anything). */
     if (vid_open(path, &vo, &s->plain)) {
@@ -583,6 +657,41 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         return -1;
     }
     vid_get_info(s->plain, &s->info);
+    if (strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && (ndec >= 2 || autohw))
+        scanned = scan(s, &sc) == 0;
+    if (autohw) {
+        const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
+        int hw_ndec = ndec < khw ? ndec : khw, sessions = 1, use;
+        double gpx = (double)(scanned ? sc.limit : (size_t)s->info.nb_frames) *
+                     s->info.width * s->info.height / 1e9;
+        s->hw = 1; /* cut as for NVDEC */
+        if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
+            sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
+        free(s->segs);
+        s->segs = NULL;
+        s->nseg = 0;
+        s->hw = 0;
+        use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+        if (use) {
+            /* NVDEC, or a codec whose reader explains itself (-v) */
+            vid_close(&s->plain);
+            vo.hwdec = VID_HWDEC_AUTO;
+            if (vid_open(path, &vo, &s->plain)) {
+                scan_free(&sc);
+                vsrc_close(&s);
+                return -1;
+            }
+        } else if (ge_verbose) {
+            ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
+                    "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
+                    "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
+                    VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
+        }
+        if (use && ge_verbose && c && hw_codec_exact(c->id))
+            ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
+                    sessions, sessions == 1 ? "" : "s", gpx, ncpu);
+    }
     /* A regular file, two decoders or more: segments.  Software decoders
      * get their share of the threads each; NVDEC sessions (when the
      * reader just opened is one) one thread each, at most VS_HW_DECODERS,
@@ -592,21 +701,18 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * asking the device again. */
     if (o->hwdec != VID_HWDEC_NONE && vid_hwdec_active(s->plain)) {
         s->hw = 1;
-        if (ndec > VS_HW_DECODERS)
-            ndec = VS_HW_DECODERS;
-        if (!VS_HW_SEGMENTS)
-            ndec = 1;
+        if (ndec > khw)
+            ndec = khw;
         if (s->info.width > 0 && s->info.height > 0) {
-            /* NV12 at an aligned pitch (16-bit surfaces hold twice that:
-             * the budget then stops decoders ahead earlier, no more) */
-            size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height * 3 / 2;
+            /* a luma plane at an aligned pitch (16-bit surfaces hold twice
+             * that: the budget then stops decoders ahead earlier, no more) */
+            size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height;
             seg_max = VS_DEV_BUDGET / (fb * (size_t)ndec);
         }
     } else {
         s->o.hwdec = VID_HWDEC_NONE;
     }
-    if (ndec >= 2 && strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
-        S_ISREG(sb.st_mode) && plan(s, ndec, seg_max) == 0) {
+    if (ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0) {
         s->ndec = s->nseg < ndec ? s->nseg : ndec;
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
         if (s->hw)
@@ -616,10 +722,12 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         vo.max_frames = -1;
         vid_close(&s->plain);
         if (vid_open(path, &vo, &s->first)) {
+            scan_free(&sc);
             vsrc_close(&s);
             return -1;
         }
     }
+    scan_free(&sc);
     if (s->nseg) {
         s->th = calloc((size_t)s->ndec, sizeof *s->th);
         if (!s->th) {
@@ -783,11 +891,23 @@ void vsrc_close(vsrc **ps)
     s = *ps;
     *ps = NULL;
     stop_decoders(s);
+    for (int i = 0; s->trace && i < s->nseg; i++) {
+        const vs_seg *g = &s->segs[i];
+        ge_note("%s: trace segment %d%s: start %.3f opened %.3f first %.3f end %.3f s; "
+                "%ld frames, waited %.3f s, off NVDEC surfaces %.3f s", s->path, i,
+                s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
+                g->t_wait, g->t_detach);
+    }
+    if (s->trace && s->hw) {
+        long nm;
+        double tm;
+        size_t cb;
+        hw_detach_stats(&nm, &tm, &cb);
+        ge_note("%s: trace: %ld cudaMallocs for detached frames, %.3f s; %zu bytes cached",
+                s->path, nm, tm, cb);
+    }
     vid_close(&s->plain);
     vid_close(&s->first);
-    for (int i = 0; i < s->nseg; i++)
-        if (s->segs[i].spent)
-            close_reader(s, &s->segs[i].spent);
     for (int i = 0; i < s->nseg; i++)
         for (vs_frame *f = s->segs[i].head, *n; f; f = n) {
             n = f->next;

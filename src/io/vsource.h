@@ -41,6 +41,10 @@ void vsrc_close(vsrc **s);
 void vsrc_get_info(const vsrc *s, vid_info *info);
 void vsrc_last_ts(const vsrc *s, int64_t *pts, int64_t *duration);
 long vsrc_corrupt_count(const vsrc *s);
+/* --hwdec=auto's rule (vsource.c, VS_AUTO_*): NVDEC (1) or software (0)
+ * for a video whose segments would run on `sessions` NVDEC sessions (1:
+ * not segmented), `gpx` gigapixels to decode, `threads` CPU threads. */
+int vsrc_auto_nvdec(int sessions, long threads, double gpx);
 /* Segments planned (1: not segmented) and decoders running them. */
 int vsrc_segments(const vsrc *s);
 int vsrc_decoders(const vsrc *s);

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -45,6 +46,7 @@
 
 #include "cpu_backend.h"
 #include "border.h"
+#include "util.h"
 
 /* Rows per band at least; grown with the radius so that the recomputed
  * halo (2r+2 rows of grey + horizontal blur) stays a small fraction. */
@@ -226,6 +228,20 @@ CB_INLINE void nms_body(const float *tp, const float *tc, const float *tn,
     }
 }
 
+/* Canny's last pass over n bytes: joined -> 255, anything else -> 0,
+ * then ^ inv (--invert); returns how many were joined. */
+CB_INLINE size_t final_body(uint8_t *e, size_t i0, size_t n, uint8_t inv)
+{
+    size_t i, on = 0;
+
+    for (i = i0; i < n; i++) {
+        uint8_t v = e[i] == CB_JOINED;
+        on += v;
+        e[i] = (uint8_t)((0u - v) ^ inv);
+    }
+    return on;
+}
+
 typedef struct cb_kernels {
     void (*grey_row)(const ge_frame *f, int y, float *g);
     void (*hblur)(const float *pad, int w, const float *wt, int ntaps,
@@ -239,6 +255,7 @@ typedef struct cb_kernels {
     void (*nms)(const float *tp, const float *tc, const float *tn,
                 const uint8_t *dir, int w, float low, float high,
                 uint8_t *cls);
+    size_t (*final)(uint8_t *e, size_t n, uint8_t inv);
 } cb_kernels;
 
 // --- portable instantiation
@@ -279,8 +296,13 @@ static void nms_c(const float *tp, const float *tc, const float *tn,
     nms_body(tp, tc, tn, dir, 0, w, low, high, cls);
 }
 
+static size_t final_c(uint8_t *e, size_t n, uint8_t inv)
+{
+    return final_body(e, 0, n, inv);
+}
+
 static const cb_kernels cb_kernels_c = { grey_row_c, hblur_c, vblur_c,
-                                         sobel_c, grad_c, nms_c };
+                                         sobel_c, grad_c, nms_c, final_c };
 
 #if CPU_HAVE_X86
 // --- AVX2 + FMA instantiation (one lane = one output, same operations)
@@ -490,9 +512,24 @@ CB_AVX2 static void nms_avx2(const float *tp, const float *tc, const float *tn,
     nms_body(tp, tc, tn, dir, x, w, low, high, cls);
 }
 
+CB_AVX2 static size_t final_avx2(uint8_t *e, size_t n, uint8_t inv)
+{
+    const __m256i joined = _mm256_set1_epi8(CB_JOINED);
+    const __m256i vinv = _mm256_set1_epi8((char)inv);
+    size_t i = 0, on = 0;
+
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(e + i));
+        __m256i m = _mm256_cmpeq_epi8(v, joined);
+        on += (size_t)__builtin_popcount((unsigned)_mm256_movemask_epi8(m));
+        _mm256_storeu_si256((__m256i *)(void *)(e + i), _mm256_xor_si256(m, vinv));
+    }
+    return on + final_body(e, i, n, inv);
+}
+
 static const cb_kernels cb_kernels_avx2 = { grey_row_avx2, hblur_avx2,
                                             vblur_avx2, sobel_avx2,
-                                            grad_avx2, nms_avx2 };
+                                            grad_avx2, nms_avx2, final_avx2 };
 #endif
 
 static const cb_kernels *cb_pick_kernels(void)
@@ -527,6 +564,11 @@ typedef struct cb_job {
     int canny;            /* scratch laid out for Canny bands */
     float low, high;      /* Canny thresholds of this frame */
     size_t stack_cap;     /* hysteresis stack entries per worker */
+    size_t mem_limit;     /* --mem-limit (0 none): may auto keep a t plane? */
+    float *tplane;        /* auto: t of the frame, rows of w + 2 (0 at the
+                             ends), or NULL */
+    ge_params q;          /* auto: step 6's parameters (no threshold, no
+                             invert) for the histogram the thresholds use */
     atomic_int pending;   /* a fill left CB_PENDING pixels behind */
 } cb_job;
 
@@ -538,7 +580,10 @@ enum cb_phase {
     CB_PH_NMS,      /* grey .. blur, then t, NMS, classes into the edge plane */
     CB_PH_HYST,     /* flood fills from the strong pixels of each band */
     CB_PH_PENDING,  /* the same from pixels a full stack left pending */
-    CB_PH_FINAL     /* 0/255, --invert, histogram */
+    CB_PH_FINAL,    /* 0/255, --invert, histogram */
+    CB_PH_GRAD,     /* auto: grey .. t into the t plane, sector codes into
+                       the edge plane, histogram of step 6's e */
+    CB_PH_NMS_PLANE /* auto: NMS from the t plane, classes in place */
 };
 
 typedef struct cb_worker {
@@ -701,6 +746,63 @@ static void cb_band_nms(cb_worker *wk, int band)
     }
 }
 
+/* --canny auto with a t plane (cb_canny): the thresholds depend on the
+ * whole frame's histogram, so the first pass keeps t for the second
+ * instead of the second recomputing grey .. Sobel. */
+static float *cb_trow(const cb_worker *wk, int y)
+{
+    const cb_job *j = wk->job;
+
+    if (y < 0 || y >= j->h)
+        return wk->zero + 1;
+    return j->tplane + (size_t)y * (j->w + 2) + 1;
+}
+
+static void cb_band_grad(cb_worker *wk, int band)
+{
+    const cb_job *j = wk->job;
+    const int w = j->w, h = j->h, r = j->r, bd = j->border;
+    const int y0 = band * j->band_rows;
+    const int y1 = y0 + j->band_rows < h ? y0 + j->band_rows : h;
+    uint8_t *e = wk->dirrow[0]; /* the t ring is idle in this pass */
+    int blo, bhi, hlo, hhi, y, x;
+
+    map_range(y0 - 1, y1, h, bd, &blo, &bhi);
+    map_range(blo - r, bhi + r, h, bd, &hlo, &hhi);
+    cb_blur_rows(wk, y0, y1, hlo, hhi, blo, bhi);
+    for (y = y0; y < y1; y++) {
+        const float *a = cb_brow(wk, y - 1, blo), *b = cb_brow(wk, y, blo);
+        const float *c = cb_brow(wk, y + 1, blo);
+        float *t = cb_trow(wk, y);
+
+        t[-1] = t[w] = 0.0f;
+        j->k->grad(a, b, c, w, j->p->scale, t, j->edge + (size_t)y * w);
+        j->k->sobel(a, b, c, w, &j->q, e);
+        for (x = 0; x + 4 <= w; x += 4) {
+            wk->hist[0][e[x]]++;
+            wk->hist[1][e[x + 1]]++;
+            wk->hist[2][e[x + 2]]++;
+            wk->hist[3][e[x + 3]]++;
+        }
+        for (; x < w; x++)
+            wk->hist[0][e[x]]++;
+    }
+}
+
+static void cb_band_nms_plane(cb_worker *wk, int band)
+{
+    const cb_job *j = wk->job;
+    const int w = j->w;
+    const int y0 = band * j->band_rows;
+    const int y1 = y0 + j->band_rows < j->h ? y0 + j->band_rows : j->h;
+
+    /* each row's sector codes are read before its classes overwrite them */
+    for (int y = y0; y < y1; y++)
+        j->k->nms(cb_trow(wk, y - 1), cb_trow(wk, y), cb_trow(wk, y + 1),
+                  j->edge + (size_t)y * w, w, j->low, j->high,
+                  j->edge + (size_t)y * w);
+}
+
 /* Hysteresis over the whole frame, on the edge plane in place: every
  * worker starts fills from the seeds of its bands, and a fill crosses
  * bands freely.  A pixel is claimed by one compare-and-swap (weak, strong
@@ -772,15 +874,9 @@ static void cb_band_final(cb_worker *wk, int band)
     const int y0 = band * j->band_rows;
     const int y1 = y0 + j->band_rows < j->h ? y0 + j->band_rows : j->h;
     const uint8_t inv = j->p->invert ? 255 : 0;
-    uint8_t *e = j->edge + (size_t)y0 * w;
     const size_t n = (size_t)(y1 - y0) * w;
-    size_t i, on = 0;
+    const size_t on = j->k->final(j->edge + (size_t)y0 * w, n, inv);
 
-    for (i = 0; i < n; i++) {
-        uint8_t v = e[i] == CB_JOINED;
-        on += v;
-        e[i] = (uint8_t)((0u - v) ^ inv);
-    }
     wk->hist[0][inv ^ 255] += on;
     wk->hist[0][inv] += n - on;
 }
@@ -802,6 +898,8 @@ static void *cb_worker_main(void *arg)
         case CB_PH_NMS: cb_band_nms(wk, b); break;
         case CB_PH_HYST: cb_band_hyst(wk, b, CB_STRONG); break;
         case CB_PH_PENDING: cb_band_hyst(wk, b, CB_PENDING); break;
+        case CB_PH_GRAD: cb_band_grad(wk, b); break;
+        case CB_PH_NMS_PLANE: cb_band_nms_plane(wk, b); break;
         default: cb_band_final(wk, b); break;
         }
         wk->bands_done++;
@@ -946,49 +1044,107 @@ int cpu_process(const ge_frame *f, const ge_params *p, int threads,
     return cpu_process_limited(f, p, threads, 0, planes, stop);
 }
 
+static _Thread_local double cb_canny_ms[8];
+
+void cpu_canny_times(double ms[8])
+{
+    memcpy(ms, cb_canny_ms, sizeof cb_canny_ms);
+}
+
+static double cb_thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* A Canny frame: (auto: the Sobel pass for the thresholds,) NMS, the
  * fills, the pending passes while any are left, the final pass. */
 static int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
 {
     const ge_params *p = j->p;
+    double t0 = ge_now(), t1, c0 = cb_thread_cpu(), c1;
     int ret;
 
-    if (p->canny == GE_CANNY_AUTO) {
-        /* SPEC §1.6's map of this frame (no --threshold, no --invert),
-         * only for its histogram; the planes wait for the Canny pass */
-        ge_params q = *p;
-        float *grey = j->grey_out, *bh = j->blur_h_out, *bl = j->blur_out;
+    memset(cb_canny_ms, 0, sizeof cb_canny_ms);
 
-        q.canny = GE_CANNY_OFF;
-        q.use_threshold = 0;
-        q.invert = 0;
-        j->p = &q;
-        j->grey_out = j->blur_h_out = j->blur_out = NULL;
-        ret = cb_run_phase(j, wk, nthreads, CB_PH_SOBEL);
-        j->p = p;
-        j->grey_out = grey;
-        j->blur_h_out = bh;
-        j->blur_out = bl;
+    if (p->canny == GE_CANNY_AUTO) {
+        /* The thresholds come from SPEC §1.6's map of this frame (no
+         * --threshold, no --invert).  With room for a t plane (4 bytes a
+         * pixel, within --mem-limit beside the workers' scratch), one pass
+         * keeps t and the sector codes and counts the histogram, and NMS
+         * follows from the plane; without, a Sobel pass counts the
+         * histogram and the NMS pass recomputes everything.  The bits are
+         * the same either way. */
+        const size_t row = (size_t)j->w + 2;
+        size_t tbytes = SIZE_MAX, used = cb_worker_bytes(j);
+
+        if ((size_t)j->h <= SIZE_MAX / sizeof(float) / row)
+            tbytes = (size_t)j->h * row * sizeof(float);
+        j->q = *p;
+        j->q.canny = GE_CANNY_OFF;
+        j->q.use_threshold = 0;
+        j->q.invert = 0;
+        if (tbytes != SIZE_MAX && used != SIZE_MAX &&
+            (!j->mem_limit || (used <= j->mem_limit / (size_t)nthreads &&
+                               tbytes <= j->mem_limit - used * (size_t)nthreads)))
+            j->tplane = malloc(tbytes);
+        if (j->tplane) {
+            ret = cb_run_phase(j, wk, nthreads, CB_PH_GRAD);
+        } else {
+            const ge_params *keep = j->p;
+            float *grey = j->grey_out, *bh = j->blur_h_out, *bl = j->blur_out;
+
+            j->p = &j->q;
+            j->grey_out = j->blur_h_out = j->blur_out = NULL;
+            ret = cb_run_phase(j, wk, nthreads, CB_PH_SOBEL);
+            j->p = keep;
+            j->grey_out = grey;
+            j->blur_h_out = bh;
+            j->blur_out = bl;
+        }
         if (ret < 0)
-            return ret;
+            goto end;
         cb_take_hist(wk, nthreads, planes->hist);
         ge_canny_auto(planes->hist, (uint64_t)j->w * (uint64_t)j->h, &j->low, &j->high);
     } else {
         j->low = p->canny_low;
         j->high = p->canny_high;
     }
-    if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_NMS)) < 0 ||
-        (ret = cb_run_phase(j, wk, nthreads, CB_PH_HYST)) < 0)
+    t1 = ge_now();
+    c1 = cb_thread_cpu();
+    cb_canny_ms[0] = (t1 - t0) * 1e3;
+    cb_canny_ms[4] = (c1 - c0) * 1e3;
+    ret = cb_run_phase(j, wk, nthreads, j->tplane ? CB_PH_NMS_PLANE : CB_PH_NMS);
+    free(j->tplane);
+    j->tplane = NULL;
+    if (ret < 0)
+        return ret;
+    t0 = ge_now();
+    c0 = cb_thread_cpu();
+    cb_canny_ms[1] = (t0 - t1) * 1e3;
+    cb_canny_ms[5] = (c0 - c1) * 1e3;
+    if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_HYST)) < 0)
         return ret;
     while (atomic_load(&j->pending)) {
         atomic_store(&j->pending, 0);
         if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_PENDING)) < 0)
             return ret;
     }
+    t1 = ge_now();
+    c1 = cb_thread_cpu();
+    cb_canny_ms[2] = (t1 - t0) * 1e3;
+    cb_canny_ms[6] = (c1 - c0) * 1e3;
     if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_FINAL)) < 0)
         return ret;
     cb_take_hist(wk, nthreads, planes->hist);
+    cb_canny_ms[3] = (ge_now() - t1) * 1e3;
+    cb_canny_ms[7] = (cb_thread_cpu() - c1) * 1e3;
     return 0;
+end:
+    free(j->tplane);
+    j->tplane = NULL;
+    return ret;
 }
 
 int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
@@ -1026,6 +1182,7 @@ int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
     job.border = p->border;
     job.canny = p->canny != GE_CANNY_OFF;
     job.stack_cap = CB_STACK_MAX;
+    job.mem_limit = mem_limit;
     {
         /* test hook: tiny stacks, so tests reach the pending passes */
         const char *st = getenv("GPUEDGE_CANNY_STACK");

@@ -25,6 +25,14 @@ int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
                         size_t mem_limit, ge_planes *planes,
                         volatile const int *stop);
 
+/* The passes of the last Canny frame the calling thread ran, for
+ * benchmarks: wall ms in [0] --canny auto's first pass (grey .. t and the
+ * histogram; 0 for explicit thresholds), [1] grey (or the t plane) to NMS, [2] hysteresis (the fills and any pending passes), [3]
+ * the final 0/255 pass; [4..7] the same passes' CPU ms on the calling
+ * thread (all of the CPU time with threads = 1; steady under a loaded
+ * machine, where wall time is not). */
+void cpu_canny_times(double ms[8]);
+
 /* Bytes of scratch one worker needs for bands of band_rows rows
  * (SIZE_MAX when the sizes are invalid or overflow). */
 size_t cpu_scratch_bytes(int width, int height, double sigma, int band_rows);

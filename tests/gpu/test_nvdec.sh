@@ -8,8 +8,9 @@
 #              8-bit limited/full range, HEVC Main10 limited/full, VP9
 #              profile 0, AV1, 322x242 sizes the decoders crop, a mid-stream
 #              size change), and stderr under -v must say NVDEC decoded it
-#              (else the comparison would prove nothing); also auto (must
-#              pick NVDEC for these codecs), --staged, strips (--mem-limit)
+#              (else the comparison would prove nothing); also auto (its
+#              rule: NVDEC with --threads 4, software with --threads 16 on
+#              these one-session clips), --staged, strips (--mem-limit)
 #              and --cpu-ref=3 on NVDEC frames
 #   policy     MPEG-2: auto stays in software (-v says so), nvdec forces it
 #   corrupt    damaged H.264 under NVDEC: exit 0 (decoding errors noted) or
@@ -72,11 +73,20 @@ for clip in h264_322x242.mp4 h264_full_640x360.mkv hevc10_322x242.mkv \
         not_ok "$clip: NVDEC != software ($n frames; $(cmp "$T/$b.sw.y4m" "$T/$b.hw.y4m" 2>&1 | head -1))"
         continue
     fi
-    # the same through auto, staged, strips and --cpu-ref
-    ge "$L/$b.auto.log" -y -v --backend=gpu "$f" "$T/$b.auto.y4m"
-    { [ $RC = 0 ] && grep -q 'NVDEC decoding' "$L/$b.auto.log" && cmp -s "$T/$b.sw.y4m" "$T/$b.auto.y4m"; } &&
-        ok "$clip: --hwdec=auto picks NVDEC, same bytes" ||
-        not_ok "$clip: --hwdec=auto exit $RC or not NVDEC or bytes differ"
+    # the same through auto, staged, strips and --cpu-ref.  auto's rule
+    # (src/io/vsource.c vsrc_auto_nvdec): a short clip (one session) with
+    # more than 8 threads decodes in software, with 8 or fewer on NVDEC
+    ge "$L/$b.auto.log" -y -v --backend=gpu --threads 4 "$f" "$T/$b.auto.y4m"
+    { [ $RC = 0 ] && grep -q 'NVDEC decoding' "$L/$b.auto.log" && grep -q -- '--hwdec=auto: NVDEC' "$L/$b.auto.log" &&
+      cmp -s "$T/$b.sw.y4m" "$T/$b.auto.y4m"; } &&
+        ok "$clip: --hwdec=auto --threads 4 picks NVDEC ($(grep -m1 -o -- '--hwdec=auto: NVDEC.*' "$L/$b.auto.log")), same bytes" ||
+        not_ok "$clip: --hwdec=auto --threads 4 exit $RC or not NVDEC or bytes differ ($(grep -m1 -- '--hwdec=auto' "$L/$b.auto.log"))"
+    ge "$L/$b.auto16.log" -y -v --backend=gpu --threads 16 "$f" "$T/$b.auto16.y4m"
+    { [ $RC = 0 ] && ! grep -q 'NVDEC decoding' "$L/$b.auto16.log" &&
+      grep -q -- '--hwdec=auto: decoding in software (1 NVDEC session' "$L/$b.auto16.log" &&
+      cmp -s "$T/$b.sw.y4m" "$T/$b.auto16.y4m"; } &&
+        ok "$clip: --hwdec=auto --threads 16 on a short clip decodes in software and says why, same bytes" ||
+        not_ok "$clip: --hwdec=auto --threads 16 exit $RC or NVDEC or bytes differ ($(grep -m1 -- '--hwdec=auto' "$L/$b.auto16.log"))"
     ge "$L/$b.staged.log" -y --backend=gpu --staged --hwdec=nvdec "$f" "$T/$b.st.y4m"
     { [ $RC = 0 ] && cmp -s "$T/$b.sw.y4m" "$T/$b.st.y4m"; } &&
         ok "$clip: NVDEC --staged, same bytes" || not_ok "$clip: NVDEC --staged exit $RC or bytes differ"

@@ -3,6 +3,7 @@
 # NVDEC sessions at once (src/io/vsource.c, issue 11 part 2), on a GPU machine.
 # CLIPDIR holds test_nvseg_clips.sh's clips (made where ffmpeg is).  Prints
 # ok / not ok / skip lines, then timings; logs under $OUT/nvseg.
+#   nvsurf    tests/bin/test_nvsurf on two clips (4 sessions holding frames)
 #   equal     each clip (H.264 with B-frames, H.264 VFR, HEVC Main10) and
 #             --start / --frames / --threads 3 variants: --hwdec=nvdec in
 #             segments (-v must say "N segments on K NVDEC decoders", K >= 2,
@@ -10,11 +11,13 @@
 #             software decoder): the .y4m edge maps and --hist byte for
 #             byte; the whole-file runs end with the last frame (frame
 #             counts from ffprobe in frames.txt); one .mkv as well
+#   auto      --hwdec=auto's rule: software segments with 16 threads, NVDEC
+#             segments with 4, both == software
 #   batch     -o DIR over segmented and short clips and a bad file, NVDEC:
 #             each output == its one-at-a-time software run, the bad file
 #             fails alone with one line (exit 1), nothing partial left;
 #             --skip-existing remakes only the missing output
-#   memcheck  compute-sanitizer memcheck over a segmented NVDEC run
+#   memcheck  compute-sanitizer memcheck and racecheck over a segmented NVDEC run
 #   timing    seg_1080p.mp4 (1080p H.264, 540 frames) -> /dev/null and
 #             -> .mkv with --report: NVDEC in segments, one NVDEC session
 #             (--threads 1), software (--hwdec=none)
@@ -39,6 +42,23 @@ segs() { grep -m1 -o '[0-9]* segments on [0-9]* NVDEC decoders' "$1"; }
 
 if ! nvidia-smi -L >/dev/null 2>&1; then skip "no CUDA device"; exit 0; fi
 [ -f "$D/frames.txt" ] || { not_ok "no clips in $D (tests/gpu/test_nvseg_clips.sh makes them)"; exit 1; }
+
+# ---- surfaces: 4 sessions at once holding 60 frames each, detached (the
+# fix) == software luma; held as libavcodec gives them (the old failure):
+# information lines (tests/gpu/test_nvsurf.c)
+NVSURF=${NVSURF:-$(command -v test_nvsurf || ls "$(dirname "$0")/../bin/test_nvsurf" 2>/dev/null)}
+if [ -z "$NVSURF" ]; then
+    skip "test_nvsurf not found"
+else
+    for c in h264_seg.mp4 hevc10_seg.mkv; do
+        NVSURF_FRAMES=60 timeout 60 "$NVSURF" "$D/$c" 0 2 4 8 >"$L/nvsurf.$c.log" 2>&1
+        rc=$?
+        grep -E '^(ok|not ok|skip) ' "$L/nvsurf.$c.log" | sed 's/^\(not ok\|ok\|skip\) nvsurf/\1 nvseg: nvsurf/'
+        fails=$((fails + $(grep -c '^not ok' "$L/nvsurf.$c.log")))
+        [ $rc = 0 ] || grep -q '^not ok' "$L/nvsurf.$c.log" || not_ok "test_nvsurf $c: exit $rc"
+        grep -m1 -o 'hold .*@2.0: .*' "$L/nvsurf.$c.log" | sed 's/^/# /'
+    done
+fi
 
 # ---- equal: NVDEC in segments == one software decoder
 n_var=0
@@ -91,6 +111,24 @@ ge "$L/mkv.hw.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/hw.mkv"; hrc=$RC
     not_ok "h264_seg.mp4 -> .mkv: exit $src/$hrc, $(segs "$L/mkv.hw.log"), $(cmp "$T/sw.mkv" "$T/hw.mkv" 2>&1 | head -1)"
 rm -f "$T"/*.mkv
 
+# ---- --hwdec=auto's rule (src/io/vsource.c vsrc_auto_nvdec) on a segmented clip:
+# 0.09 Gpx with 16 threads -> software segments; with 4 threads -> NVDEC
+# segments; both == the software reference
+f=$D/h264_seg.mp4
+ge "$L/auto.sw.log" -y --backend=gpu --hwdec=none --threads 1 "$f" "$T/auto.ref.y4m"
+ge "$L/auto16.log" -y -v --backend=gpu --threads 16 "$f" "$T/auto16.y4m"; a16=$RC
+ge "$L/auto4.log" -y -v --backend=gpu --threads 4 "$f" "$T/auto4.y4m"; a4=$RC
+{ [ $a16 = 0 ] && grep -q -- '--hwdec=auto: decoding in software' "$L/auto16.log" &&
+  grep -q 'segments on [0-9]* decoders' "$L/auto16.log" && ! grep -q 'NVDEC decoding' "$L/auto16.log" &&
+  cmp -s "$T/auto.ref.y4m" "$T/auto16.y4m"; } &&
+    ok "h264_seg.mp4 --hwdec=auto --threads 16: software segments ($(grep -m1 -o -- '--hwdec=auto: .*' "$L/auto16.log" | cut -c1-60)...), same bytes" ||
+    not_ok "h264_seg.mp4 --hwdec=auto --threads 16: exit $a16, $(grep -m1 -- '--hwdec=auto\|segments on' "$L/auto16.log")"
+{ [ $a4 = 0 ] && grep -q -- '--hwdec=auto: NVDEC' "$L/auto4.log" && [ -n "$(segs "$L/auto4.log")" ] &&
+  cmp -s "$T/auto.ref.y4m" "$T/auto4.y4m"; } &&
+    ok "h264_seg.mp4 --hwdec=auto --threads 4: $(segs "$L/auto4.log"), same bytes" ||
+    not_ok "h264_seg.mp4 --hwdec=auto --threads 4: exit $a4, $(grep -m1 -- '--hwdec=auto\|segments on' "$L/auto4.log")"
+rm -f "$T"/auto*.y4m
+
 # ---- batch: NVDEC over several files == each alone in software; a bad file fails alone
 batch=(h264_seg.mp4 short_a.mp4 bad.mp4 hevc10_seg.mkv short_b.mkv)
 in=(); for c in "${batch[@]}"; do in+=("$D/$c"); done
@@ -120,19 +158,22 @@ ge "$L/skip.log" -q --backend=gpu --hwdec=nvdec --format y4m --skip-existing -o 
     not_ok "batch --skip-existing: exit $RC ($(tail -1 "$L/skip.log"))"
 rm -rf "$T/bat" "$T/one"
 
-# ---- compute-sanitizer memcheck over a segmented NVDEC run
+# ---- compute-sanitizer memcheck and racecheck over a segmented NVDEC run
 if [ -z "$SAN" ]; then
     skip "compute-sanitizer not found"
 else
-    t0=$(date +%s.%N)
-    timeout 300 "$SAN" --tool memcheck --error-exitcode 99 "$GPUEDGE" -y -v --backend=gpu --hwdec=nvdec \
-        --frames 100 --cpu-ref=8 "$D/h264_seg.mp4" "$T/san.y4m" >"$L/san-memcheck.log" 2>&1
-    rc=$?
-    dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    sum=$(grep -m1 'ERROR SUMMARY' "$L/san-memcheck.log")
-    { [ $rc = 0 ] && [ -n "$(segs "$L/san-memcheck.log")" ] && [ -s "$T/san.y4m" ]; } &&
-        ok "compute-sanitizer memcheck over $(segs "$L/san-memcheck.log") (${dt} s): $sum" ||
-        not_ok "compute-sanitizer memcheck: exit $rc ($sum; $(segs "$L/san-memcheck.log"); $(grep -v '^=' "$L/san-memcheck.log" | tail -2 | tr '\n' ' '))"
+    for tool in memcheck racecheck; do
+        t0=$(date +%s.%N)
+        timeout 300 "$SAN" --tool $tool --error-exitcode 99 "$GPUEDGE" -y -v --backend=gpu --hwdec=nvdec \
+            --frames 100 --cpu-ref=8 "$D/h264_seg.mp4" "$T/san.y4m" >"$L/san-$tool.log" 2>&1
+        rc=$?
+        dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+        sum=$(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$L/san-$tool.log")
+        { [ $rc = 0 ] && [ -n "$(segs "$L/san-$tool.log")" ] && [ -s "$T/san.y4m" ]; } &&
+            ok "compute-sanitizer $tool over $(segs "$L/san-$tool.log") (${dt} s): $sum" ||
+            not_ok "compute-sanitizer $tool: exit $rc ($sum; $(segs "$L/san-$tool.log"); $(grep -v '^=' "$L/san-$tool.log" | tail -2 | tr '\n' ' '))"
+        rm -f "$T/san.y4m"
+    done
 fi
 
 # ---- timings: 1080p H.264

@@ -555,6 +555,9 @@ static void make_image(uint8_t *img, int w, int h, int c)
     }
 }
 
+/* --mem-limit for compare_one (0 = none) */
+static size_t mem_limit;
+
 /* ref_process and cpu_process on one random image; returns 1 when equal
  * (every plane, the edge map, the histogram), else prints the first
  * difference and the seed */
@@ -583,7 +586,8 @@ static int compare_one(int w, int h, int c, double sigma, int border,
     cpu.blur = xcalloc(n, sizeof(float));
     memset(cpu.edge, 0xA5, n);
     rr = ref_process(&f, &p, &ref);
-    rc = cpu_process(&f, &p, threads, &cpu, NULL);
+    rc = mem_limit ? cpu_process_limited(&f, &p, threads, mem_limit, &cpu, NULL)
+                   : cpu_process(&f, &p, threads, &cpu, NULL);
     why[0] = 0;
     if (rr || rc)
         snprintf(why, sizeof why, "rc ref %d cpu %d", rr, rc);
@@ -655,6 +659,18 @@ static void test_cpu_vs_ref(void)
         compare_one(97, 300, 3, 0.0, GE_BORDER_ZERO, 2, &p, "1,1 stack 2");
     }
     unsetenv("GPUEDGE_CANNY_STACK");
+    /* --canny auto keeps a t plane when --mem-limit leaves room for it,
+     * else recomputes (a Sobel pass for the histogram first): both paths,
+     * 300x211's plane being 211 * 302 * 4 = 255 KB */
+    {
+        ge_params p = canny_params(0, 0, 0, 0);
+        p.canny = GE_CANNY_AUTO;
+        mem_limit = 200 << 10; /* scratch fits (16-row bands, small stacks), the plane not */
+        compare_one(300, 211, 3, 1.0, GE_BORDER_REPLICATE, 1, &p, "auto, 200 KiB: no t plane");
+        mem_limit = 64 << 20;
+        compare_one(300, 211, 3, 1.0, GE_BORDER_ZERO, 2, &p, "auto, 64 MiB: t plane");
+        mem_limit = 0;
+    }
     /* the portable path (no AVX2) too */
     setenv("GPUEDGE_NO_SIMD", "1", 1);
     {

@@ -1,0 +1,116 @@
+/*
+ * test_vauto — --hwdec=auto's rule (vsrc_auto_nvdec, src/io/vsource.c):
+ * the cases measured on the H200 (BENCHMARKS.md "NVDEC in segments") get
+ * the faster decoder, and the rule's edges sit where vsource.c says; and
+ * vsrc_open applies it (-v says which and why) with the frames unchanged.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "hwdec.h"
+#include "util.h"
+#include "vsource.h"
+
+/* Every frame's luma of a vsrc run, hashed (FNV-1a over rows), and the
+ * frame count; -1 on failure. */
+static long run_vsrc(const char *path, int threads, int hwdec, uint64_t *hash)
+{
+    vid_opts o = {.start = 0, .max_frames = -1, .threads = threads, .hwdec = hwdec};
+    vsrc *s = NULL;
+    src_frame fr;
+    host_buf buf = {0};
+    long n = 0;
+    int rc;
+    *hash = 1469598103934665603ull;
+    if (vsrc_open(path, &o, &s))
+        return -1;
+    while ((rc = vsrc_next(s, &fr, &buf)) == 1) {
+        const uint8_t *p = fr.f.data;
+        size_t row = (size_t)fr.f.width * fr.f.bytes_per_sample;
+        if (fr.on_device) {
+            src_frame_release(&fr);
+            rc = -1;
+            break;
+        }
+        for (int y = 0; y < fr.f.height; y++)
+            for (size_t x = 0; x < row; x++)
+                *hash = (*hash ^ p[(size_t)y * fr.f.stride + x]) * 1099511628211ull;
+        n++;
+    }
+    vsrc_close(&s);
+    host_buf_free(&buf);
+    return rc < 0 ? -1 : n;
+}
+
+/* vsrc_open under --hwdec=auto on this machine (no GPU needed): the rule
+ * runs on a software open; software -> software segments, NVDEC -> the
+ * reader's own NVDEC attempt (which, without a device, says so and decodes
+ * in software).  Same frames as --hwdec=none either way. */
+static void test_open(void)
+{
+    char dir[] = "/tmp/gpuedge-vauto.XXXXXX", clip[64], cmd[512];
+    uint64_t h_ref, h;
+    long n_ref, n;
+    const char *err;
+    if (system("command -v ffmpeg >/dev/null 2>&1") != 0) {
+        printf("skip vauto: vsrc_open: no ffmpeg to make a clip\n");
+        return;
+    }
+    if (!mkdtemp(dir)) {
+        CHECK(0, "vauto: temp dir", "%s", strerror(errno));
+        return;
+    }
+    snprintf(clip, sizeof clip, "%s/c.mp4", dir);
+    snprintf(cmd, sizeof cmd,
+             "ffmpeg -nostdin -v error -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 200 "
+             "-c:v libx264 -preset ultrafast -g 25 -keyint_min 25 -sc_threshold 0 "
+             "-pix_fmt yuv420p -threads 1 %s", clip);
+    if (system(cmd) != 0) {
+        printf("skip vauto: vsrc_open: ffmpeg could not make a clip\n");
+        rmdir(dir);
+        return;
+    }
+    n_ref = run_vsrc(clip, 1, VID_HWDEC_NONE, &h_ref);
+    CHECK(n_ref == 200, "vauto: reference decode", "%ld frames", n_ref);
+    ge_verbose = 1;
+    check_capture_start();
+    n = run_vsrc(clip, 16, VID_HWDEC_AUTO, &h);
+    err = check_capture_end();
+    CHECK(n == n_ref && h == h_ref && strstr(err, "--hwdec=auto: decoding in software (") &&
+          strstr(err, "segments on") && !strstr(err, "NVDEC decoding"),
+          "vauto: auto, 16 threads, 0.02 Gpx: software segments, same frames",
+          "%ld frames, hash %s; stderr: %.300s", n, h == h_ref ? "same" : "differs", err);
+    check_capture_start();
+    n = run_vsrc(clip, 4, VID_HWDEC_AUTO, &h);
+    err = check_capture_end();
+    CHECK(n == n_ref && h == h_ref && strstr(err, "--hwdec=auto: NVDEC (") &&
+          !strstr(err, "decoding in software ("),
+          "vauto: auto, 4 threads: NVDEC chosen (here: no device, the reader decodes in "
+          "software), same frames",
+          "%ld frames, hash %s; stderr: %.300s", n, h == h_ref ? "same" : "differs", err);
+    ge_verbose = 0;
+    unlink(clip);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    /* measured (16 threads): software won or tied */
+    CHECK(!vsrc_auto_nvdec(5, 16, 1.10), "vauto: bbb 1080p, 530 frames, 5 sessions: software", "NVDEC");
+    CHECK(!vsrc_auto_nvdec(2, 16, 2.20), "vauto: bbb 4K, 265 frames, 2 sessions: software", "NVDEC");
+    CHECK(!vsrc_auto_nvdec(1, 16, 1.10), "vauto: one session, 16 threads: software", "NVDEC");
+    /* measured (16 threads): NVDEC won */
+    CHECK(vsrc_auto_nvdec(7, 16, 3.30), "vauto: 1080p, 1590 frames, 7 sessions: NVDEC", "software");
+    CHECK(vsrc_auto_nvdec(7, 16, 4.40), "vauto: 4K, 530 frames, 7 sessions: NVDEC", "software");
+    /* edges */
+    CHECK(vsrc_auto_nvdec(3, 16, 1.5), "vauto: 3 sessions and 1.5 Gpx: NVDEC", "software");
+    CHECK(!vsrc_auto_nvdec(3, 16, 1.49), "vauto: just under 1.5 Gpx: software", "NVDEC");
+    CHECK(!vsrc_auto_nvdec(2, 16, 100), "vauto: 2 sessions, however long: software", "NVDEC");
+    CHECK(vsrc_auto_nvdec(1, 8, 0.01), "vauto: 8 threads: NVDEC even for one session", "software");
+    CHECK(vsrc_auto_nvdec(1, 1, 0), "vauto: one thread: NVDEC", "software");
+    CHECK(!vsrc_auto_nvdec(1, 9, 0.01), "vauto: 9 threads, one session: software", "NVDEC");
+    test_open();
+    CHECK_EXIT();
+}
