@@ -38,16 +38,13 @@
  */
 #include "pipeline.h"
 
-#include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "canny.h"
 #include "cpu_backend.h"
-#include "cuda_check.h"
-#include "fused.h"
-#include "kernels.h"
+#include "gpu.h"
 #include "refcheck.h"
 #include "safeout.h"
 #include "strips.h"
@@ -81,11 +78,8 @@ int host_buf_reserve(host_buf *b, size_t n)
     if (b->pin_max && cap > b->pin_max)
         cap = n > b->pin_max ? n : b->pin_max;
     pin = b->pinned && (!b->pin_max || cap <= b->pin_max);
-    if (pin && cudaMallocHost(&p, cap) != cudaSuccess) {
-        cudaGetLastError();
-        p = NULL;
+    if (pin && !(p = gpu_host_alloc(cap)))
         pin = 0;
-    }
     if (!p)
         p = malloc(cap);
     if (!p)
@@ -101,13 +95,27 @@ void host_buf_free(host_buf *b)
 {
     if (b->p) {
         if (b->on_pin)
-            CUDA_QUIET(cudaFreeHost(b->p));
+            gpu_host_free(b->p);
         else
             free(b->p);
     }
     b->p = NULL;
     b->cap = 0;
 }
+
+static const char *job_name(const pipe_opts *o, int job)
+{
+    return o->job_name ? o->job_name(o->job_ctx, job) : NULL;
+}
+
+/* The GPU engine, to pipe_run_gpu: CUDA builds only (the Makefile's CUDA=0,
+ * the CPU-only variant, links gpu_none.c's pipe_run_gpu instead). */
+#if GE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda_check.h"
+#include "fused.h"
+#include "kernels.h"
 
 /* ------------------------------------------------------------------------ */
 /* a small blocking queue of pointers                                        */
@@ -214,11 +222,6 @@ typedef struct gpu_engine {
 
 static int eng_failed(gpu_engine *e) { return __atomic_load_n(&e->fatal, __ATOMIC_ACQUIRE); }
 static void eng_fail(gpu_engine *e) { __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE); }
-
-static const char *job_name(const pipe_opts *o, int job)
-{
-    return o->job_name ? o->job_name(o->job_ctx, job) : NULL;
-}
 
 /* A thread's current device is its own (device 0 when it starts): each
  * engine thread selects the engine's, so that several engines, one a
@@ -951,6 +954,7 @@ fail:
     free(e);
     return ret;
 }
+#endif /* GE_CUDA */
 
 /* ------------------------------------------------------------------------ */
 /* CPU engine: the same source and sink, sequential, the backend threaded    */
