@@ -1,9 +1,16 @@
 # gpuedge — GNU Make build.
-#   make            build ./gpuedge (kernels for every SM in SMS, plus PTX)
+#   make            build ./gpuedge (kernels for every SM in SMS, plus PTX);
+#                   in parallel: -j$(nproc) unless you give -j yourself
 #   make SMS=90     quick build for one architecture while iterating
+#   make CUDA=0     the CPU-only variant, build/nocuda/gpuedge: no nvcc, no
+#                   CUDA headers, no libcudart (the CPU backend, every codec,
+#                   the CLI; GPU options fail with "built without CUDA").
+#                   Automatic when $(NVCC) is not an executable.
 #   make test       install missing Debian packages, build, run the tests
 #   make test SANITIZE=1   the same under AddressSanitizer + UBSan
-#   make demo       install, build, and run gpuedge on a sample
+#   make demo       install, build, and run gpuedge on a sample; it builds
+#                   the kernels only for the GPU present (nvidia-smi: one SM
+#                   + its PTX), the CPU-only variant when there is none
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
 #   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
 #   make bench-data the real photos and footage for make bench (fetched, not
@@ -30,6 +37,32 @@ SMS       ?= 75 80 86 89 90 100 120
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
 
+# Parallel by default: -j$(nproc), unless the user chose (-j on the command
+# line, or in MAKEFLAGS from the environment) or a parent make did (its
+# jobserver; MAKELEVEL > 0).  GNU Make 4.3 does not show a command-line -j
+# in MAKEFLAGS while it reads the makefile, but a -j there still wins over
+# one added here; Make 4.4 shows it, hence the filter.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS) $(shell printenv MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+
+# CUDA=1: the GPU backend (nvcc, kernels/*.cu, CUDA_C_SRCS, libcudart);
+# CUDA=0: the CPU-only variant.  Unset (or not 0/1 from the environment):
+# 1 when $(NVCC) is an executable, else 0.
+ifeq ($(filter 0 1,$(CUDA)),)
+ifeq ($(origin CUDA),command line)
+$(error CUDA=$(CUDA): expected 0 (the CPU-only variant) or 1)
+endif
+override CUDA := $(shell command -v '$(NVCC)' >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+ifeq ($(CUDA),1)
+ifneq ($(shell command -v '$(NVCC)' >/dev/null 2>&1 && echo 1),1)
+$(error CUDA=1 but $(NVCC) is not an executable (set NVCC or CUDA_HOME, or CUDA=0))
+endif
+endif
+
 # Debian packages the build needs (make deps installs the missing ones);
 # ffmpeg (the program) only makes and inspects test clips; parallel,
 # slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
@@ -46,17 +79,28 @@ PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null || echo -I/u
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 # The sanitizer build lives apart (build/asan/gpuedge, build/asan/tests/bin)
-# so it never stands in for the normal one.
+# so it never stands in for the normal one; so does the CPU-only variant
+# (build/nocuda/gpuedge, build/nocuda-asan/gpuedge with SANITIZE=1).
 ifeq ($(SANITIZE),1)
-BUILD   ?= build/asan
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-PROG     = $(BUILD)/gpuedge
-TBIN     = $(BUILD)/tests/bin
 else
-BUILD   ?= build/rel
 SANFLAGS =
+endif
+ifeq ($(CUDA)$(SANITIZE),11)
+BUILD   ?= build/asan
+else ifeq ($(CUDA),1)
+BUILD   ?= build/rel
+else ifeq ($(SANITIZE),1)
+BUILD   ?= build/nocuda-asan
+else
+BUILD   ?= build/nocuda
+endif
+ifeq ($(CUDA)$(SANITIZE),1)
 PROG     = gpuedge
 TBIN     = tests/bin
+else
+PROG     = $(BUILD)/gpuedge
+TBIN     = $(BUILD)/tests/bin
 endif
 SMS_TAG = $(shell echo $(SMS) | tr ' ' '-')
 KBUILD = build/cuda-$(SMS_TAG)
@@ -64,36 +108,63 @@ KBUILD = build/cuda-$(SMS_TAG)
 OPT     ?= -O2
 CFLAGS  ?= -g
 # -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
+ifeq ($(CUDA),1)
+CUDA_CFLAGS  = -DGE_CUDA=1 -I$(CUDA_HOME)/include
+CUDA_LDFLAGS = -L$(CUDA_HOME)/lib64
+# CUDA runtime linked statically; never the driver library (-lcuda).
+CUDA_LIBS    = -lcudart_static -lstdc++
+else
+CUDA_CFLAGS  = -DGE_CUDA=0
+endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DGE_SMS=\"$(SMS_TAG)\" $(OPT) $(CFLAGS) -Wall -Wextra \
              -ffp-contract=off -pthread $(SANFLAGS) $(PIC_CFLAGS) \
-             $(SRC_INC) -Ikernels -I$(CUDA_HOME)/include $(PKG_CFLAGS) -MMD -MP
-ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread -L$(CUDA_HOME)/lib64
-# CUDA runtime linked statically; never the driver library (-lcuda).
-LIBS = $(PKG_LIBS) -lcudart_static -lstdc++ -lrt -ldl -lm
+             $(SRC_INC) -Ikernels $(CUDA_CFLAGS) $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread $(CUDA_LDFLAGS)
+LIBS = $(PKG_LIBS) $(CUDA_LIBS) -lrt -ldl -lm
 
 HIGHEST_SM = $(shell echo $(SMS) | tr ' ' '\n' | sort -n | tail -n 1)
 GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
           -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)
 # -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
 NVFLAGS ?= -O3
-ALL_NVFLAGS = $(NVFLAGS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
+# nvcc compiles the architectures of one .cu in NVCC_THREADS threads (0: one
+# a CPU) instead of one after another: fused.cu for the default SMS, cold,
+# on 2 cores, BENCHMARKS.md "Build".  NVCC_THREADS=1: one at a time.
+NVCC_THREADS ?= 0
+ALL_NVFLAGS = $(NVFLAGS) --threads $(NVCC_THREADS) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
               $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
 
-SRCS   = $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard third_party/*.c)
+# CUDA-only C sources: in the CUDA build only; the CPU-only variant compiles
+# NOCUDA_SRCS (stubs of their entry points, failing "built without CUDA")
+# instead.  A new C file that needs the CUDA runtime throughout is named
+# *_cuda.c (picked up here) or listed below, and adds its stubs to
+# src/lib/gpu_none.c; a file with a CPU part and a GPU part keeps the GPU
+# part in #if GE_CUDA (pipeline.c's GPU engine).  kernels/*.cu, tests/gpu/*.c
+# and tests/bench/*.cu are CUDA-only by their folder or suffix.
+CUDA_C_SRCS = src/lib/gpu.c src/io/hwdec.c src/io/nvjpeg.c $(wildcard src/*/*_cuda.c)
+NOCUDA_SRCS = src/lib/gpu_none.c
+ALL_SRCS = $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard third_party/*.c)
+ifeq ($(CUDA),1)
+SRCS   = $(filter-out $(NOCUDA_SRCS),$(ALL_SRCS))
+else
+SRCS   = $(filter-out $(CUDA_C_SRCS),$(ALL_SRCS))
+endif
 OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
 # The engine (lib), the codecs (io) and the command line (cli); headers are
 # included by name from all three; include/ is the public API (gpuedge.h).
 SRC_INC = -Iinclude -Isrc/lib -Isrc/io -Isrc/cli
-CUSRCS = $(wildcard kernels/*.cu)
+CUSRCS = $(if $(filter 1,$(CUDA)),$(wildcard kernels/*.cu))
 CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
 LIB    = $(BUILD)/libgpuedge.a
 
 UNIT_SRCS = $(wildcard tests/unit/*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(TBIN)/%)
-GPU_SRCS  = $(wildcard tests/gpu/*.c)
+GPU_SRCS  = $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.c))
 GPU_BINS  = $(GPU_SRCS:tests/gpu/%.c=$(TBIN)/%)
-BENCH_CU  = $(wildcard tests/bench/*.cu)
-BENCH_C   = $(wildcard tests/bench/*.c)
+# The benchmarks that drive CUDA themselves, CUDA builds only
+BENCH_CUDA_C = tests/bench/bench_nvdec.c tests/bench/bench_pipeline.c
+BENCH_CU  = $(if $(filter 1,$(CUDA)),$(wildcard tests/bench/*.cu))
+BENCH_C   = $(filter-out $(if $(filter 1,$(CUDA)),,$(BENCH_CUDA_C)),$(wildcard tests/bench/*.c))
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
 .PHONY: all lib test check bench bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
@@ -103,6 +174,9 @@ all: $(PROG) lib
 $(PROG): $(BUILD)/src/cli/main.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+ifneq ($(CUDA),1)
+	@echo "$@: the CPU-only variant (CUDA=0$(if $(filter command line,$(origin CUDA)),,: no $(NVCC)))"
+endif
 
 $(LIB): $(OBJS) $(CUOBJS)
 	@rm -f $@
@@ -123,7 +197,7 @@ PUB_SO     = $(PUB_DIR)/libgpuedge.so.$(GE_SOVERSION)
 PUB_A      = $(PUB_DIR)/libgpuedge.a
 PUB_OBJS   = $(filter-out $(BUILD)/src/lib/pipeline.o $(BUILD)/src/lib/refcheck.o \
                  $(BUILD)/src/lib/report.o,$(filter $(BUILD)/src/lib/%,$(OBJS))) $(CUOBJS)
-PUB_LIBS   = -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -lrt -ldl -lm -pthread
+PUB_LIBS   = $(CUDA_LDFLAGS) $(CUDA_LIBS) -lrt -ldl -lm -pthread
 PIC_CFLAGS  = -fPIC -fvisibility=hidden
 PIC_NVFLAGS = -Xcompiler -fPIC,-fvisibility=hidden
 
@@ -219,11 +293,24 @@ bench-real: gpuedge
 bench-cpu: gpuedge
 	@sh tests/bench/cpu_peers.sh
 
+# The demo's wait is one build: with a GPU (nvidia-smi), the kernels for its
+# architecture only (DEMO_SMS: its SM + PTX, not all of SMS); without one
+# (or without nvcc), the CPU-only variant, no nvcc at all.  `make` builds
+# the full ./gpuedge afterwards.  DEMO_SMS=90 forces an SM list; DEMO_SMS=
+# with nothing forces the CPU-only variant.
+DEMO_SMS ?= $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | \
+              tr -d ' .' | grep -x '[0-9][0-9]*' | sort -un | tr '\n' ' ')
 demo: deps
-	@$(MAKE) --no-print-directory gpuedge
-	@mkdir -p build
-	./gpuedge -y --report samples/photo.png build/photo_edges.png
-	@echo "edge map of samples/photo.png written to build/photo_edges.png"
+	@if [ "$(CUDA)" = 1 ] && [ -n "$(strip $(DEMO_SMS))" ]; then \
+	    echo "demo: building for this GPU only (SMS=$(strip $(DEMO_SMS)))"; \
+	    $(MAKE) --no-print-directory SMS="$(strip $(DEMO_SMS))" SANITIZE= gpuedge && prog=./gpuedge; \
+	else \
+	    echo "demo: no GPU here: building the CPU-only variant (make CUDA=0)"; \
+	    $(MAKE) --no-print-directory CUDA=0 SANITIZE= build/nocuda/gpuedge && prog=build/nocuda/gpuedge; \
+	fi && mkdir -p build && \
+	echo "$$prog -y --report samples/photo.png build/photo_edges.png" && \
+	$$prog -y --report samples/photo.png build/photo_edges.png && \
+	echo "edge map of samples/photo.png written to build/photo_edges.png"
 
 samples:
 	sh samples/make_samples.sh
@@ -245,9 +332,9 @@ valgrind: $(PROG)
 soak: $(PROG)
 	@GPUEDGE=./$(PROG) sh tests/soak/soak.sh
 
-install: gpuedge lib
+install: $(PROG) lib
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1
-	install -m 755 gpuedge $(DESTDIR)$(BINDIR)/gpuedge
+	install -m 755 $(PROG) $(DESTDIR)$(BINDIR)/gpuedge
 	install -m 644 man/gpuedge.1 $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	    $(DESTDIR)$(PYTHONDIR)/gpuedge
@@ -288,7 +375,7 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 # -fwrapv: stb assumes wrap-around (stb_impl.c; its pragma is GCC's only).
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
-                $(SRC_INC) -Ikernels -Itests/fuzz -I$(CUDA_HOME)/include $(PKG_CFLAGS)
+                $(SRC_INC) -Ikernels -Itests/fuzz $(CUDA_CFLAGS) $(PKG_CFLAGS)
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
@@ -297,9 +384,11 @@ FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/ima
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli/cli src/lib/util
 # video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
-# for), which needs the CUDA runtime to link.
-FUZZ_OBJS_video = src/io/video_io src/io/hwdec src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
-FUZZ_LIBS_video = $(PKG_LIBS) -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl
+# for), which needs the CUDA runtime to link; the CPU-only variant's stubs
+# (gpu_none) instead with CUDA=0.
+FUZZ_OBJS_video = src/io/video_io $(if $(filter 1,$(CUDA)),src/io/hwdec,src/lib/gpu_none) \
+                  src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
+FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
 # stb's warnings are theirs (-w), as in the main build.  clang's UBSan also

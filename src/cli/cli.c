@@ -418,6 +418,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             if (parse_long(optarg, 0, 1023, &l))
                 return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
             o->device = (int)l;
+            o->device_given = 1;
             seen_device = 1;
             break;
         case OPT_DEVICES:
@@ -425,6 +426,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
                 return usage_error("--devices '%s': expected all or a list of distinct device "
                                    "indexes such as 0,1,3", optarg);
             seen_devices = 1;
+            o->device_given = 1;
             break;
         case OPT_THREADS:
             if (parse_long(optarg, 0, 1024, &l))

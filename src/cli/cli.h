@@ -29,6 +29,7 @@ typedef struct cli_opts {
     int cpu_ref_every;       /* 0 off; N: every N-th frame */
     int backend;             /* enum cli_backend */
     int device;              /* --device N, or the first of --devices */
+    int device_given;        /* --device or --devices given (the CPU-only variant refuses them) */
     /* --devices LIST|all: one engine per device (GE_MAX_DEVICES at most);
      * ndevices 0 = --device alone (one engine), devices_all = "all" (the
      * list is made once CUDA counts them) */

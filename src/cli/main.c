@@ -2,7 +2,6 @@
  * main.c — gpuedge's entry point: signals first, then options, then the
  * run.  The only place that exits.
  */
-#include <cuda_runtime_api.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
@@ -41,6 +40,11 @@ void cli_version(FILE *fp)
         char v[160];
         img_versions(v, sizeof v);
         fprintf(fp, "  %-12s %s\n", "image in", v);
+    }
+    if (!gpu_compiled()) {
+        /* the CPU-only variant (make CUDA=0): no runtime, driver or GPU */
+        fprintf(fp, "  %-12s none: %s (the CPU backend only)\n", "CUDA", GPU_NONE_WHY);
+        return;
     }
     gpu_versions(&rt, &drv);
     fprintf(fp, "  %-12s runtime %d.%d (linked statically), built for sm %s\n", "CUDA",

@@ -698,7 +698,7 @@ static void nvj_decode_group(run_ctx *c, int ji)
 
     if (!c->nvj_dev_set) {
         /* the engine's decode thread has no current device of its own */
-        cudaSetDevice(c->device);
+        gpu_set_device(c->device);
         c->nvj_dev_set = 1;
     }
     if (c->sh->nlanes > 1) {
@@ -1633,10 +1633,8 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
 {
     int want[64], nwant = 0, n = 0, count = 0;
     if (o->devices_all) {
-        if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
-            cudaGetLastError();
+        if ((count = gpu_count()) < 1)
             count = 1;
-        }
         for (int d = 0; d < count && nwant < 64; d++)
             want[nwant++] = d;
     } else if (o->ndevices > 0) {
@@ -1655,7 +1653,7 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
         if (gpu_probe(want[i], &gi, why, sizeof why)) {
             if (!o->devices_all) {
                 ge_err(NULL, "--devices: device %d: %s", want[i], why);
-                cudaSetDevice(first);
+                gpu_set_device(first);
                 return -1;
             }
             if (!ge_quiet)
@@ -1667,28 +1665,8 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
                     gi.cc_minor);
         devs[n++] = want[i];
     }
-    cudaSetDevice(first);
+    gpu_set_device(first);
     return n;
-}
-
-/* --canny and the GPU backend (issue 12).  Until the GPU has the Canny
- * kernels: --backend=auto runs Canny on the CPU backend (a -v notice),
- * --backend=gpu and what needs the GPU (--hwdec=nvdec,
- * --jpeg-decoder=nvjpeg) are refused.  0, or GE_EXIT_FAIL after the
- * message.  The GPU half of issue 12 replaces this one function. */
-static int canny_backend_gate(cli_opts *o)
-{
-    if (!o->p.canny || o->backend == CLI_BACKEND_CPU)
-        return 0;
-    if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC ||
-        o->jpeg_decoder == CLI_JPEG_NVJPEG) {
-        ge_err(NULL, "--canny: not built for the GPU backend yet (use --backend=cpu)");
-        return GE_EXIT_FAIL;
-    }
-    if (ge_verbose)
-        ge_note("--canny: the GPU backend has no Canny yet; using the CPU backend");
-    o->backend = CLI_BACKEND_CPU;
-    return 0;
 }
 
 int run_main(cli_opts *o)
@@ -1730,9 +1708,23 @@ int run_main(cli_opts *o)
     img_set_jpeg_decoder(o->jpeg_decoder == CLI_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO);
     /* PNG out: the level, and how many threads one image may spread over */
     png_set_defaults(o->png_level, o->threads);
-    if ((status = canny_backend_gate(o)) != 0)
-        goto end;
 
+    if (!gpu_compiled()) {
+        /* The CPU-only variant (make CUDA=0): what needs the GPU says so
+         * before anything is opened or made. */
+        const char *opt = o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
+                          : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
+                          : o->jpeg_decoder == CLI_JPEG_NVJPEG ? "--jpeg-decoder=nvjpeg"
+                          /* (with --backend=cpu, ignored as in a CUDA build) */
+                          : o->backend == CLI_BACKEND_CPU ? NULL
+                          : o->ndevices || o->devices_all ? "--devices"
+                          : o->device_given ? "--device" : NULL;
+        if (opt) {
+            ge_err(NULL, "%s: %s", opt, GPU_NONE_WHY);
+            status = GE_EXIT_FAIL;
+            goto end;
+        }
+    }
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
         /* the library first (before any output directory is made): it is
          * what a machine without nvJPEG lacks */
@@ -1955,7 +1947,7 @@ int run_main(cli_opts *o)
                 /* nvJPEG sessions spread over the devices: one decoder an
                  * engine, made on its device */
                 char why[512];
-                cudaSetDevice(l->device);
+                gpu_set_device(l->device);
                 if (nvj_open(NVJ_GROUP, &l->nvj, why, sizeof why)) {
                     ge_err(NULL, "--jpeg-decoder=nvjpeg: device %d: %s", l->device, why);
                     status = GE_EXIT_FAIL;
@@ -1965,7 +1957,7 @@ int run_main(cli_opts *o)
             }
         }
         if (use_gpu)
-            cudaSetDevice(o->device);
+            gpu_set_device(o->device);
         c.vr = NULL; /* (lane 0's now) */
         c.sink_job = -1;
         c.out = NULL;

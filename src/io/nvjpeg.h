@@ -25,7 +25,6 @@
 #define GPUEDGE_NVJPEG_H
 
 #include <stddef.h>
-#include <cuda_runtime_api.h>
 
 typedef struct nvj_dec nvj_dec;
 

@@ -20,7 +20,6 @@
 #define GE_BUILDING_LIB 1
 #include "api.h"
 
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,9 +28,18 @@
 #include <string.h>
 
 #include "cpu_backend.h"
+#include "gpu.h"
+
+/* The GPU contexts: CUDA builds only.  The CPU-only variant (make CUDA=0)
+ * keeps the host API and CPU contexts; a GPU context fails in probe with
+ * GE_ERR_NOGPU "built without CUDA", and ge_process_device likewise. */
+#if GE_CUDA
+#include <cuda_runtime_api.h>
+
 #include "fused.h"
 
 cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
+#endif
 
 _Static_assert(GE_HIST_BINS == 256, "gpuedge.h and edge.h agree");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "hist counts");
@@ -53,19 +61,20 @@ struct ge_ctx {
     uint8_t *h_edge;        /* CPU: packed edge rows for a strided output */
     size_t h_edge_cap;
     /* GPU */
-    cudaStream_t stream;    /* host calls, and taps loads */
+    struct CUstream_st *stream; /* cudaStream_t: host calls, and taps loads */
     void *d_in;
     size_t d_in_cap;
     uint8_t *d_edge;
     size_t d_edge_cap;
     unsigned long long *d_hist;
-    cudaEvent_t launched;   /* after this context's last fused launch */
+    struct CUevent_st *launched; /* cudaEvent_t: after this context's last fused launch */
     int has_launched;       /* `launched` recorded since the last taps change */
     struct ge_ctx *next;    /* g_gpu_ctxs */
 };
 
 static __thread char t_err[API_ERR_LEN];
 
+#if GE_CUDA
 static pthread_mutex_t g_taps_lock = PTHREAD_MUTEX_INITIALIZER;
 static ge_ctx *g_gpu_ctxs;            /* every live GPU context */
 static struct {
@@ -74,6 +83,7 @@ static struct {
 } g_dev[API_MAX_DEVICES];
 static int g_radius_set = -1;         /* the radius of the last load (fused.cu
                                          checks launches against it) */
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* errors                                                                    */
@@ -91,6 +101,7 @@ static int fail(ge_ctx *c, int status, const char *fmt, ...)
     return status;
 }
 
+#if GE_CUDA
 static int fail_cuda(ge_ctx *c, const char *what, cudaError_t e)
 {
     cudaGetLastError(); /* clear a non-sticky error for the caller */
@@ -98,6 +109,7 @@ static int fail_cuda(ge_ctx *c, const char *what, cudaError_t e)
         return fail(c, GE_ERR_NOMEM, "%s: out of GPU memory", what);
     return fail(c, GE_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e));
 }
+#endif
 
 GE_API const char *ge_last_error(const ge_ctx *ctx)
 {
@@ -172,6 +184,7 @@ static int check_params(const ge_params *p, ge_taps *taps)
     return 0;
 }
 
+#if GE_CUDA
 /* Is a GPU usable: a driver, the device, a kernel image for it.  Unlike
  * the CLI's gpu_probe it sets no device flags (the caller's process may
  * have its own) and leaves the current device as it was. */
@@ -228,13 +241,76 @@ static void leave(ge_ctx *c, int old)
         cudaSetDevice(old);
 }
 
+/* A GPU context's stream, event and histogram buffer (ctx_make). */
+static int ctx_gpu_open(ge_ctx *c)
+{
+    int r, old;
+    cudaError_t e;
+
+    if ((r = enter(c, &old)) < 0)
+        return r;
+    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) ||
+        (e = cudaEventCreateWithFlags(&c->launched, cudaEventDisableTiming)) ||
+        (e = cudaMalloc((void **)&c->d_hist, GE_HIST_BINS * sizeof *c->d_hist))) {
+        r = fail_cuda(c, "creating the context's stream and buffers", e);
+        leave(c, old);
+        return r;
+    }
+    leave(c, old);
+    pthread_mutex_lock(&g_taps_lock);
+    c->next = g_gpu_ctxs;
+    g_gpu_ctxs = c;
+    pthread_mutex_unlock(&g_taps_lock);
+    return 0;
+}
+
+/* Undoes ctx_gpu_open, or what of it was done (ge_ctx_free). */
+static void ctx_gpu_close(ge_ctx *c)
+{
+    int old = -1;
+
+    pthread_mutex_lock(&g_taps_lock);
+    for (ge_ctx **pp = &g_gpu_ctxs; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    pthread_mutex_unlock(&g_taps_lock);
+    enter(c, &old);
+    /* the kernels this context queued on callers' streams read its
+     * taps only, not its buffers; its own stream's work reads both */
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    if (c->d_in) cudaFree(c->d_in);
+    if (c->d_edge) cudaFree(c->d_edge);
+    if (c->d_hist) cudaFree(c->d_hist);
+    if (c->launched) cudaEventDestroy(c->launched);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    cudaGetLastError();
+    leave(c, old);
+}
+#else
+/* the CPU-only variant: no GPU context is ever made */
+static int probe(int device)
+{
+    (void)device;
+    return fail(NULL, GE_ERR_NOGPU, "%s", GPU_NONE_WHY);
+}
+
+static int ctx_gpu_open(ge_ctx *c)
+{
+    return fail(c, GE_ERR_NOGPU, "%s", GPU_NONE_WHY);
+}
+
+static void ctx_gpu_close(ge_ctx *c) { (void)c; }
+#endif
+
 static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
                     int threads, int probe_gpu)
 {
     ge_ctx *c;
     ge_taps taps;
-    int r, old;
-    cudaError_t e;
+    int r;
 
     if (!out)
         return fail(NULL, GE_ERR_ARG, "ge_ctx_new: out is NULL");
@@ -270,28 +346,13 @@ static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
     c->p.use_threshold = p->use_threshold != 0;
     c->taps = taps;
     c->backend = backend;
-    if (backend == GE_BACKEND_GPU) {
-        if ((r = enter(c, &old)) < 0)
-            goto fail;
-        if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) ||
-            (e = cudaEventCreateWithFlags(&c->launched, cudaEventDisableTiming)) ||
-            (e = cudaMalloc((void **)&c->d_hist, GE_HIST_BINS * sizeof *c->d_hist))) {
-            r = fail_cuda(c, "creating the context's stream and buffers", e);
-            leave(c, old);
-            goto fail;
-        }
-        leave(c, old);
-        pthread_mutex_lock(&g_taps_lock);
-        c->next = g_gpu_ctxs;
-        g_gpu_ctxs = c;
-        pthread_mutex_unlock(&g_taps_lock);
+    if (backend == GE_BACKEND_GPU && (r = ctx_gpu_open(c)) < 0) {
+        memcpy(t_err, c->err, sizeof t_err);
+        ge_ctx_free(&c);
+        return r;
     }
     *out = c;
     return 0;
-fail:
-    memcpy(t_err, c->err, sizeof t_err);
-    ge_ctx_free(&c);
-    return r;
 }
 
 GE_API int ge_ctx_new(ge_ctx **out, const ge_options *opt)
@@ -326,31 +387,11 @@ int api_ctx_for_engine(ge_ctx **out, const ge_params *p, int backend, int device
 GE_API void ge_ctx_free(ge_ctx **ctx)
 {
     ge_ctx *c = ctx ? *ctx : NULL;
-    int old = -1;
 
     if (!c)
         return;
-    if (c->backend == GE_BACKEND_GPU) {
-        pthread_mutex_lock(&g_taps_lock);
-        for (ge_ctx **pp = &g_gpu_ctxs; *pp; pp = &(*pp)->next)
-            if (*pp == c) {
-                *pp = c->next;
-                break;
-            }
-        pthread_mutex_unlock(&g_taps_lock);
-        enter(c, &old);
-        /* the kernels this context queued on callers' streams read its
-         * taps only, not its buffers; its own stream's work reads both */
-        if (c->stream)
-            cudaStreamSynchronize(c->stream);
-        if (c->d_in) cudaFree(c->d_in);
-        if (c->d_edge) cudaFree(c->d_edge);
-        if (c->d_hist) cudaFree(c->d_hist);
-        if (c->launched) cudaEventDestroy(c->launched);
-        if (c->stream) cudaStreamDestroy(c->stream);
-        cudaGetLastError();
-        leave(c, old);
-    }
+    if (c->backend == GE_BACKEND_GPU)
+        ctx_gpu_close(c);
     free(c->h_edge);
     free(c);
     *ctx = NULL;
@@ -373,6 +414,7 @@ int api_cpu_frame(ge_ctx *c, const ge_frame *f, size_t mem_limit, ge_planes *pla
     return cpu_process_limited(f, &c->p, c->opt.threads, mem_limit, planes, stop);
 }
 
+#if GE_CUDA
 /* Under g_taps_lock: makes the device's table hold c's taps. */
 static cudaError_t taps_load(ge_ctx *c)
 {
@@ -418,6 +460,7 @@ int api_gpu_frame(ge_ctx *c, const ge_frame *f, uint8_t *edge, int edge_pitch,
     pthread_mutex_unlock(&g_taps_lock);
     return (int)e;
 }
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* the public frame calls                                                    */
@@ -461,6 +504,7 @@ static ge_frame make_frame(const void *data, int width, int height, int channels
     return f;
 }
 
+#if GE_CUDA
 /* Grows a device buffer (exact size: frames of one size are the case). */
 static int dev_grow(ge_ctx *c, void **p, size_t *cap, size_t n)
 {
@@ -519,6 +563,17 @@ end:
     leave(c, old);
     return r;
 }
+#else
+static int process_gpu_host(ge_ctx *c, const ge_frame *hf, uint8_t *edge, size_t edge_stride,
+                            uint64_t *hist)
+{
+    (void)hf;
+    (void)edge;
+    (void)edge_stride;
+    (void)hist;
+    return fail(c, GE_ERR_NOGPU, "%s", GPU_NONE_WHY);
+}
+#endif
 
 static int process_cpu(ge_ctx *c, const ge_frame *f, uint8_t *edge, size_t edge_stride,
                        uint64_t *hist)
@@ -567,6 +622,7 @@ GE_API int ge_process(ge_ctx *ctx, const void *pixels, int width, int height, in
     return process_cpu(ctx, &f, edge, edge_stride, hist);
 }
 
+#if GE_CUDA
 /* A pointer the kernel can read on c's device (device or managed memory;
  * a host pointer here is the usual mistake). */
 static int check_device_ptr(ge_ctx *c, const void *p, const char *what)
@@ -619,3 +675,18 @@ end:
     leave(ctx, old);
     return r;
 }
+#else
+GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width, int height,
+                             int channels, int bytes_per_sample, size_t stride, uint8_t *d_edge,
+                             size_t edge_stride, uint64_t *d_hist, ge_stream stream)
+{
+    int r = check_frame(ctx, "ge_process_device", d_pixels, width, height, channels,
+                        bytes_per_sample, stride, d_edge, edge_stride);
+    (void)d_hist;
+    (void)stream;
+    if (r < 0)
+        return r;
+    return fail(ctx, GE_ERR_UNSUPPORTED, "ge_process_device: a CPU context takes host frames "
+                "only (ge_process); %s", GPU_NONE_WHY);
+}
+#endif

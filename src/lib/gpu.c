@@ -17,6 +17,44 @@ void gpu_versions(int *runtime_version, int *driver_version)
     cudaDriverGetVersion(driver_version); /* 0 when no driver is installed */
 }
 
+int gpu_compiled(void) { return 1; }
+
+int gpu_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+int gpu_set_device(int device)
+{
+    if (cudaSetDevice(device) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
+void *gpu_host_alloc(size_t n)
+{
+    void *p = NULL;
+    if (cudaMallocHost(&p, n) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+void gpu_host_free(void *p)
+{
+    /* as CUDA_QUIET: a failure here has nothing left to undo */
+    if (cudaFreeHost(p) != cudaSuccess)
+        cudaGetLastError();
+}
+
 static void ver(char *buf, size_t n, int v)
 {
     snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);

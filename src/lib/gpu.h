@@ -41,4 +41,23 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
 /* Versions only (for --version); never fails. */
 void gpu_versions(int *runtime_version, int *driver_version);
 
+/* How many CUDA devices the runtime shows (CUDA_VISIBLE_DEVICES); 0 when
+ * none or on any error. */
+int gpu_count(void);
+
+/* Makes `device` current on the calling thread (after gpu_probe said it
+ * works).  0, or -1. */
+int gpu_set_device(int device);
+
+/* Pinned host memory (cudaMallocHost) for host_buf: NULL when CUDA cannot
+ * give it (the caller falls back to malloc).  gpu_host_free takes only
+ * what gpu_host_alloc gave. */
+void *gpu_host_alloc(size_t n);
+void gpu_host_free(void *p);
+
+/* 1 in a CUDA build (gpu.c); 0 in the CPU-only variant (make CUDA=0:
+ * gpu_none.c, where every GPU entry point fails with GPU_NONE_WHY). */
+int gpu_compiled(void);
+#define GPU_NONE_WHY "built without CUDA"
+
 #endif

@@ -100,7 +100,7 @@ check_backend cpu
 if have_gpu; then
     check_backend gpu
 else
-    skip "gpu: no CUDA device"
+    skip "gpu: $(gpu_why)"
 fi
 
 # Rows for samples or option sets that no longer exist are stale.

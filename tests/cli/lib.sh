@@ -29,6 +29,8 @@
 #                                   directory exactly as before (no output,
 #                                   no temp file, nothing else)
 #   is_root, have_gpu, have_python  conditions for skips
+#   no_cuda, gpu_why                the CPU-only variant (make CUDA=0)?
+#                                   why a GPU check skips
 #   our_child_alive PID             a background gpuedge still running?
 
 # tests/run runs every tests/cli/*.sh, this file too: on its own it is no test.
@@ -200,6 +202,15 @@ is_root() { [ "$(id -u)" -eq 0 ]; }
 # A usable GPU: --version names one with its compute capability.
 have_gpu() {
     "$GPUEDGE" --version 2>/dev/null | grep -q '^  GPU .*compute capability'
+}
+
+# The CPU-only variant (make CUDA=0) says so in --version; its GPU checks
+# skip "built without CUDA", a CUDA build's without a GPU "no CUDA device".
+no_cuda() {
+    "$GPUEDGE" --version 2>/dev/null | grep -q '^  CUDA .*built without CUDA'
+}
+gpu_why() {
+    if no_cuda; then echo "built without CUDA"; else echo "no CUDA device"; fi
 }
 
 have_python() { command -v python3 >/dev/null 2>&1; }

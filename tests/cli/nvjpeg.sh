@@ -19,6 +19,14 @@ fails "--jpeg-decoder=nvjpeg with --backend=cpu" 2 \
 fails "--jpeg-decoder=bogus" 2 "^gpuedge: --jpeg-decoder 'bogus': expected turbo, nvjpeg or stb$" \
     --jpeg-decoder=bogus in.jpg out.png
 
+# ---- the CPU-only variant (make CUDA=0): one line, nothing written
+if no_cuda; then
+    fails "--jpeg-decoder=nvjpeg, the CPU-only variant" 1 \
+        '^gpuedge: --jpeg-decoder=nvjpeg: built without CUDA$' --jpeg-decoder=nvjpeg in.jpg out.png
+    skip "nvJPEG loading and decoding: built without CUDA"
+    finish
+fi
+
 # ---- the library missing or wrong
 export GPUEDGE_NVJPEG="$T/nowhere/libnvjpeg.so.13"
 fails "GPUEDGE_NVJPEG naming no file" 1 \
