@@ -117,9 +117,9 @@ typedef struct ge_options {
     float scale;        /* --scale: > 0 (default 1) */
     int use_threshold;  /* --threshold given: edges are 0 or 255 */
     float threshold;    /* 0..255 */
-    int canny;          /* --canny: GE_CANNY_* (default off; CPU backend only
-                           for now: AUTO then picks the CPU, GPU refuses it
-                           with GE_ERR_UNSUPPORTED) */
+    int canny;          /* --canny: GE_CANNY_* (default off).  On a GPU
+                           context the first Canny frame of a size makes
+                           the context's scratch (8 bytes a pixel) */
     float canny_low;    /* GE_CANNY_ON: 0 <= low <= high */
     float canny_high;
     int invert;         /* --invert: e = 255 - e, applied last */
