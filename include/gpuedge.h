@@ -117,9 +117,9 @@ typedef struct ge_options {
     float scale;        /* --scale: > 0 (default 1) */
     int use_threshold;  /* --threshold given: edges are 0 or 255 */
     float threshold;    /* 0..255 */
-    int canny;          /* --canny: GE_CANNY_* (default off; CPU backend only
-                           for now: AUTO then picks the CPU, GPU refuses it
-                           with GE_ERR_UNSUPPORTED) */
+    int canny;          /* --canny: GE_CANNY_* (default off).  On a GPU
+                           context the first Canny frame of a size makes
+                           the context's scratch (8 bytes a pixel) */
     float canny_low;    /* GE_CANNY_ON: 0 <= low <= high */
     float canny_high;
     int invert;         /* --invert: e = 255 - e, applied last */
@@ -174,7 +174,10 @@ GE_API int ge_process(ge_ctx *ctx, const void *pixels, int width, int height,
  * the results are ready when that stream reaches this point (synchronise
  * it, or record an event).  d_pixels must not change, and d_edge/d_hist
  * must not be read, until then.  No host synchronisation, no allocation:
- * the call returns once the kernel is queued.  Arguments are checked on
+ * the call returns once the kernel is queued (Canny excepted: its first
+ * frame of a size allocates the context's scratch, waiting first for the
+ * context's queued work, and a frame on another stream than the previous
+ * one's is ordered after it on the device).  Arguments are checked on
  * the host (GE_ERR_ARG); a fault inside the kernel shows on the stream, as
  * for any CUDA kernel. */
 GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width,

@@ -200,6 +200,9 @@ struct fused_args {
     int border, r;
     float scale, threshold;
     int thr, invert;
+    float *tplane;            /* Canny (fused_canny_window_gpu): t = m * scale */
+    size_t tpitch;            /* floats; tplane row y0 */
+    int canny;                /* edge bytes = NMS direction codes */
 };
 
 // ---------------------------------------------------------------------------
@@ -755,7 +758,24 @@ __device__ __forceinline__ void bin_inc(unsigned hbias, unsigned key)
                  : "memory");
 }
 
-template <int RT, bool THR>
+/* SPEC §1.8's NMS direction of (gx, gy), the neighbour pair to compare
+ * with (canny.h): 0 (0,-1)/(0,+1), 1 (-1,0)/(+1,0), 2 (-1,+1)/(+1,-1),
+ * 3 (-1,-1)/(+1,+1).  T1 = (float)(sqrt(2) - 1), T2 = (float)(sqrt(2) + 1),
+ * both rounded once from double. */
+__device__ __forceinline__ unsigned nms_code(float gx, float gy)
+{
+    const float ax = fabsf(gx), ay = fabsf(gy);
+    if (ay < __fmul_rn((float)(1.4142135623730951 - 1.0), ax))
+        return 0u;
+    if (ay > __fmul_rn((float)(1.4142135623730951 + 1.0), ax))
+        return 1u;
+    return (gx < 0.0f) != (gy < 0.0f) ? 2u : 3u;
+}
+
+/* CN (Canny): the edge byte is the pixel's nms_code and t = m * scale goes
+ * to a.tplane; the histogram still counts step 6's e (--canny auto reads
+ * it).  The caller passes no threshold and no invert then. */
+template <int RT, bool THR, bool CN>
 __device__ __forceinline__ void sobel_phase(const fused_args &a,
                                             const float *sb, int X0, int Y0,
                                             int HOFF, int HW, unsigned hbias)
@@ -785,7 +805,7 @@ __device__ __forceinline__ void sobel_phase(const fused_args &a,
 #pragma unroll
         for (int c = 0; c < 6; c++)
             vs[c] = s121(r0[c], r1[c], r2[c]); /* L/R of columns */
-        unsigned e[4], key[4];
+        unsigned e[4], key[4], code[4];
         float q[4], m[4];
         bool slow = false;
 #pragma unroll
@@ -793,6 +813,8 @@ __device__ __forceinline__ void sobel_phase(const fused_args &a,
             h2[u] = s121(r2[u], r2[u + 1], r2[u + 2]); /* T/D of rows */
             const float gx = __fsub_rn(vs[u + 2], vs[u]);
             const float gy = __fsub_rn(h2[u], h0[u]);
+            if (CN)
+                code[u] = nms_code(gx, gy);
             q[u] = __fmaf_rn(gx, gx, __fmul_rn(gy, gy));
             m[u] = sqrt_fast(q[u]);
             /* q = 0 (flat: common) gives NaN here, which the non-threshold
@@ -821,11 +843,27 @@ __device__ __forceinline__ void sobel_phase(const fused_args &a,
                 key[u] = e[u]; /* 0x4B000000 + e */
             }
         }
-        const unsigned word =
+        unsigned word =
             __byte_perm(__byte_perm(e[0], e[1], 0x0040),
                         __byte_perm(e[2], e[3], 0x0040), 0x5410) ^
             invmask;
         const int y = yb + t;
+        if (CN) {
+            word = code[0] | code[1] << 8 | code[2] << 16 | code[3] << 24;
+            float tv[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) /* q = 0: the true sqrt is 0 */
+                tv[u] = __fmul_rn(q[u] == 0.0f ? 0.0f : m[u], a.scale);
+            float *tp = a.tplane +
+                        (ptrdiff_t)(y - a.y0) * (ptrdiff_t)a.tpitch + x;
+            if (all_in && (a.tpitch & 3) == 0)
+                *(float4 *)tp = make_float4(tv[0], tv[1], tv[2], tv[3]);
+            else if (y < a.yend)
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    if (u < ncol)
+                        tp[u] = tv[u];
+        }
         if (all_in) { /* interior: no per-pixel tests */
             if (st32)
                 *(uint32_t *)(dst + (ptrdiff_t)t * (ptrdiff_t)a.edge_pitch) = word;
@@ -924,10 +962,12 @@ __global__ void __launch_bounds__(FT_THREADS, FT_MINB)
             fix_phase(a, sg, X0, Y0, HOFF, HW);
             __syncthreads();
         }
-        if (a.thr)
-            sobel_phase<RT, true>(a, sg, X0, Y0, HOFF, HW, hbias);
+        if (a.canny)
+            sobel_phase<RT, false, true>(a, sg, X0, Y0, HOFF, HW, hbias);
+        else if (a.thr)
+            sobel_phase<RT, true, false>(a, sg, X0, Y0, HOFF, HW, hbias);
         else
-            sobel_phase<RT, false>(a, sg, X0, Y0, HOFF, HW, hbias);
+            sobel_phase<RT, false, false>(a, sg, X0, Y0, HOFF, HW, hbias);
         /* the row table two tiles ahead, into this tile's buffer (its
          * last readers: this tile's grey phase and issue, both before the
          * barriers above) */
@@ -1062,12 +1102,12 @@ extern "C" cudaError_t fused_set_taps_gpu(const ge_taps *t,
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
-                                        uint8_t *edge, int edge_pitch,
-                                        int y0, int rows, const ge_params *p,
-                                        int radius,
-                                        unsigned long long *hist,
-                                        cudaStream_t stream)
+/* fused_window_gpu and, with tplane, fused_canny_window_gpu */
+static cudaError_t fused_launch(const ge_frame *f, int H, int in_y0,
+                                uint8_t *edge, int edge_pitch, int y0,
+                                int rows, const ge_params *p, int radius,
+                                unsigned long long *hist, float *tplane,
+                                int tpitch, cudaStream_t stream)
 {
     if (!f || !p || f->channels < 1 || f->channels > 4 ||
         (f->bytes_per_sample != 1 && f->bytes_per_sample != 2) ||
@@ -1113,6 +1153,15 @@ extern "C" cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
     a.threshold = p->threshold;
     a.thr = p->use_threshold != 0;
     a.invert = p->invert != 0;
+    a.tplane = tplane;
+    a.tpitch = tplane ? (size_t)tpitch : 0;
+    a.canny = tplane != NULL;
+    if (a.canny) { /* codes, not e: no threshold, no invert (canny.h) */
+        if (tpitch < W)
+            return cudaErrorInvalidValue;
+        a.thr = 0;
+        a.invert = 0;
+    }
 
     /* the fast layouts: 8-bit, no shift, an offset the 2^23 trick keeps
      * exact, rows aligned for their word loads */
@@ -1154,6 +1203,28 @@ extern "C" cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
     const dim3 grid((unsigned)gx, (unsigned)gy);
     fn<<<grid, FT_THREADS, shm, stream>>>(a);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
+                                        uint8_t *edge, int edge_pitch,
+                                        int y0, int rows, const ge_params *p,
+                                        int radius,
+                                        unsigned long long *hist,
+                                        cudaStream_t stream)
+{
+    return fused_launch(f, H, in_y0, edge, edge_pitch, y0, rows, p, radius,
+                        hist, NULL, 0, stream);
+}
+
+extern "C" cudaError_t fused_canny_window_gpu(
+    const ge_frame *f, int H, int in_y0, uint8_t *code, int code_pitch,
+    float *t, int t_pitch, int y0, int rows, const ge_params *p, int radius,
+    unsigned long long *hist, cudaStream_t stream)
+{
+    if (!t)
+        return cudaErrorInvalidValue;
+    return fused_launch(f, H, in_y0, code, code_pitch, y0, rows, p, radius,
+                        hist, t, t_pitch, stream);
 }
 
 extern "C" cudaError_t fused_gpu(const ge_frame *f, uint8_t *edge,

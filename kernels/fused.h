@@ -50,6 +50,19 @@ cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
                              const ge_params *p, int radius,
                              unsigned long long *hist, cudaStream_t stream);
 
+/* Canny's first half (SPEC §1.8, canny.h): the same kernel, but each
+ * output pixel's edge byte becomes its NMS direction code (0..3, canny.h)
+ * and t = m * scale (float, exactly ref's) goes to t (t_pitch floats a
+ * row, >= width; t points at row y0 like code).  hist ADDS step 6's e bins
+ * (no threshold, no invert: what --canny auto reads).  Same row-window
+ * rules as fused_window_gpu. */
+cudaError_t fused_canny_window_gpu(const ge_frame *f, int H, int in_y0,
+                                   uint8_t *code, int code_pitch, float *t,
+                                   int t_pitch, int y0, int rows,
+                                   const ge_params *p, int radius,
+                                   unsigned long long *hist,
+                                   cudaStream_t stream);
+
 /* Tests and tuning: caps the blocks a tile column gets (each then loops
  * over more row tiles, prefetching the next); 0 (default) = automatic,
  * about one resident wave. */

@@ -97,3 +97,13 @@ def test_numpy_on_gpu_backend_equals_cpu():
     e, h = gpuedge.edges(a, backend="gpu")
     we, wh = want(a)
     assert np.array_equal(e, we) and np.array_equal(h, wh)
+
+
+@needs_gpu
+@pytest.mark.parametrize("canny", [(20, 60), "auto"])
+def test_cupy_canny(canny):
+    cp = pytest.importorskip("cupy")
+    a = frame(211, 317, 3, np.uint8, seed=11)
+    e, h = gpuedge.edges(cp.asarray(a), canny=canny)
+    we, wh = want(a, canny=canny)
+    assert np.array_equal(cp.asnumpy(e), we) and np.array_equal(cp.asnumpy(h), wh)

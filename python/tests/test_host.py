@@ -83,11 +83,6 @@ def test_equals_cli(tmp_path, ch, dtype):
 ])
 def test_parameters_equal_cli(tmp_path, kw, args):
     a = frame(38, 51, 3, np.uint8, seed=7)
-    if "canny" in kw and BACKEND == "gpu":
-        # not on the GPU backend yet (issue 12): refused, never another map
-        with pytest.raises(gpuedge.UnsupportedError, match="canny"):
-            gpuedge.edges(a, backend=BACKEND, **kw)
-        return
     e, _ = gpuedge.edges(a, backend=BACKEND, **kw)
     assert np.array_equal(e, cli(tmp_path, a, *args))
 

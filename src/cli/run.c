@@ -1669,26 +1669,6 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
     return n;
 }
 
-/* --canny and the GPU backend (issue 12).  Until the GPU has the Canny
- * kernels: --backend=auto runs Canny on the CPU backend (a -v notice),
- * --backend=gpu and what needs the GPU (--hwdec=nvdec,
- * --jpeg-decoder=nvjpeg) are refused.  0, or GE_EXIT_FAIL after the
- * message.  The GPU half of issue 12 replaces this one function. */
-static int canny_backend_gate(cli_opts *o)
-{
-    if (!o->p.canny || o->backend == CLI_BACKEND_CPU)
-        return 0;
-    if (o->backend == CLI_BACKEND_GPU || o->hwdec == CLI_HWDEC_NVDEC ||
-        o->jpeg_decoder == CLI_JPEG_NVJPEG) {
-        ge_err(NULL, "--canny: not built for the GPU backend yet (use --backend=cpu)");
-        return GE_EXIT_FAIL;
-    }
-    if (ge_verbose)
-        ge_note("--canny: the GPU backend has no Canny yet; using the CPU backend");
-    o->backend = CLI_BACKEND_CPU;
-    return 0;
-}
-
 int run_main(cli_opts *o)
 {
     run_ctx c, *lanes = NULL;
@@ -1728,8 +1708,6 @@ int run_main(cli_opts *o)
     img_set_jpeg_decoder(o->jpeg_decoder == CLI_JPEG_STB ? IMG_JPEG_STB : IMG_JPEG_TURBO);
     /* PNG out: the level, and how many threads one image may spread over */
     png_set_defaults(o->png_level, o->threads);
-    if ((status = canny_backend_gate(o)) != 0)
-        goto end;
 
     if (!gpu_compiled()) {
         /* The CPU-only variant (make CUDA=0): what needs the GPU says so

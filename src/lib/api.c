@@ -36,6 +36,7 @@
 #if GE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "canny.h"
 #include "fused.h"
 
 cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
@@ -44,10 +45,9 @@ cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
 _Static_assert(GE_HIST_BINS == 256, "gpuedge.h and edge.h agree");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "hist counts");
 
-/* Canny (SPEC §1.8) on the GPU backend: not yet (issue 12).  Until it is,
- * an auto context with Canny runs on the CPU (the CLI's --backend=auto
- * rule) and a GPU one refuses Canny with GE_ERR_UNSUPPORTED. */
-#define API_GPU_CANNY 0
+/* Canny (SPEC §1.8) on the GPU backend (kernels/canny.h, issue 12).  In
+ * the CPU-only variant an auto context runs it on the CPU, as any other. */
+#define API_GPU_CANNY GE_CUDA
 
 #define API_ERR_LEN 256
 #define API_MAX_DEVICES 64
@@ -67,6 +67,8 @@ struct ge_ctx {
     uint8_t *d_edge;
     size_t d_edge_cap;
     unsigned long long *d_hist;
+    void *d_canny;          /* Canny scratch (canny_scratch_bytes) */
+    size_t d_canny_cap;
     struct CUevent_st *launched; /* cudaEvent_t: after this context's last fused launch */
     int has_launched;       /* `launched` recorded since the last taps change */
     struct ge_ctx *next;    /* g_gpu_ctxs */
@@ -284,6 +286,7 @@ static void ctx_gpu_close(ge_ctx *c)
     if (c->d_in) cudaFree(c->d_in);
     if (c->d_edge) cudaFree(c->d_edge);
     if (c->d_hist) cudaFree(c->d_hist);
+    if (c->d_canny) cudaFree(c->d_canny);
     if (c->launched) cudaEventDestroy(c->launched);
     if (c->stream) cudaStreamDestroy(c->stream);
     cudaGetLastError();
@@ -323,12 +326,8 @@ static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
         return fail(NULL, GE_ERR_ARG, "device %d: expected 0 to %d", device, API_MAX_DEVICES - 1);
     if (threads < 0 || threads > 1024)
         return fail(NULL, GE_ERR_ARG, "threads %d: expected 0 (one per CPU) to 1024", threads);
-    if (p->canny && !API_GPU_CANNY) {
-        if (backend == GE_BACKEND_GPU)
-            return fail(NULL, GE_ERR_UNSUPPORTED, "canny: not on the GPU backend yet (use "
-                        "GE_BACKEND_CPU or AUTO)");
+    if (p->canny && !API_GPU_CANNY && backend == GE_BACKEND_AUTO)
         backend = GE_BACKEND_CPU;
-    }
     if (backend != GE_BACKEND_CPU && probe_gpu) {
         r = probe(device);
         if (r < 0 && backend == GE_BACKEND_GPU)
@@ -446,11 +445,77 @@ static cudaError_t taps_load(ge_ctx *c)
     return cudaSuccess;
 }
 
+/* Canny on the GPU, the engine's enqueue_canny for one whole frame: the
+ * Canny half of the fused kernel (direction codes into edge, t plane),
+ * auto's thresholds, NMS, hysteresis into edge and hist.  The scratch (t
+ * plane, labels: 8 bytes a pixel) is the context's, made on its first
+ * Canny frame of a size (a larger frame first waits for the context's
+ * queued work); a frame on another stream than the last one's waits on
+ * the device for that one's kernels, so the scratch is never shared by
+ * two frames at once. */
+static cudaError_t gpu_canny_frame(ge_ctx *c, const ge_frame *f, uint8_t *edge, int pitch,
+                                   unsigned long long *hist, cudaStream_t s)
+{
+    const int w = f->width, h = f->height;
+    const size_t need = canny_scratch_bytes(w, h);
+    const size_t hb = GE_HIST_BINS * sizeof *hist;
+    const int aut = c->p.canny == GE_CANNY_AUTO;
+    cudaError_t e;
+    float *thr;
+
+    if (!need)
+        return cudaErrorInvalidValue; /* 2^31 pixels or more: 31-bit labels */
+    if (!hist)
+        hist = c->d_hist;
+    if (need > c->d_canny_cap) {
+        if (c->has_launched && (e = cudaEventSynchronize(c->launched)) != cudaSuccess)
+            return e;
+        if (c->d_canny)
+            cudaFree(c->d_canny);
+        c->d_canny = NULL;
+        c->d_canny_cap = 0;
+        if ((e = cudaMalloc(&c->d_canny, need)) != cudaSuccess)
+            return e;
+        c->d_canny_cap = need;
+    }
+    thr = canny_thr(c->d_canny, w, h);
+    if ((c->has_launched && (e = cudaStreamWaitEvent(s, c->launched, 0)) != cudaSuccess) ||
+        (e = cudaMemsetAsync(hist, 0, hb, s)) != cudaSuccess)
+        return e;
+    pthread_mutex_lock(&g_taps_lock);
+    e = taps_load(c);
+    if (e == cudaSuccess)
+        e = fused_canny_window_gpu(f, h, 0, edge, pitch, canny_t_plane(c->d_canny), w, 0, h,
+                                   &c->p, c->taps.radius, hist, s);
+    if (e == cudaSuccess && (e = cudaEventRecord(c->launched, s)) == cudaSuccess)
+        c->has_launched = 1;
+    pthread_mutex_unlock(&g_taps_lock);
+    if (e != cudaSuccess)
+        return e;
+    /* auto reads step 6's bins and zeroes them; else zero them here */
+    if ((e = aut ? canny_auto_gpu(hist, (unsigned long long)w * h, thr, s)
+                 : cudaMemsetAsync(hist, 0, hb, s)) != cudaSuccess ||
+        (e = canny_nms_gpu(edge, pitch, canny_t_plane(c->d_canny), w,
+                           canny_labels(c->d_canny, w, h), w, h, &c->p, aut ? thr : NULL,
+                           s)) != cudaSuccess ||
+        (e = canny_hyst_gpu(edge, pitch, canny_labels(c->d_canny, w, h), w, h, &c->p, hist,
+                            canny_flags(c->d_canny, w, h), s)) != cudaSuccess)
+        return e;
+    pthread_mutex_lock(&g_taps_lock);
+    e = cudaEventRecord(c->launched, s); /* now after the scratch's last reader */
+    if (e == cudaSuccess)
+        c->has_launched = 1;
+    pthread_mutex_unlock(&g_taps_lock);
+    return e;
+}
+
 int api_gpu_frame(ge_ctx *c, const ge_frame *f, uint8_t *edge, int edge_pitch,
                   unsigned long long *hist, struct CUstream_st *stream)
 {
     cudaError_t e;
 
+    if (c->p.canny)
+        return (int)gpu_canny_frame(c, f, edge, edge_pitch, hist, stream);
     pthread_mutex_lock(&g_taps_lock);
     e = taps_load(c);
     if (e == cudaSuccess)

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canny.h"
 #include "cpu_backend.h"
 #include "gpu.h"
 #include "refcheck.h"
@@ -167,7 +168,7 @@ static void *q_pop(queue *q)
 /* GPU engine                                                                */
 
 enum { EV_UP0, EV_UP1, EV_C0, EV_GREY, EV_BH, EV_BV, EV_SOBEL, EV_HIST,
-       EV_DL0, EV_DL1, EV_CHECK, EV_N };
+       EV_DL0, EV_DL1, EV_CHECK, EV_NMS, EV_N };
 
 typedef struct in_slot {
     host_buf h;            /* pinned input frame */
@@ -193,7 +194,7 @@ typedef struct out_slot {
     cudaEvent_t s_dl[2];   /* strips: edge rows of half k downloaded */
     src_frame fr;
     size_t in_copy_stride; /* row pitch of in_copy */
-    int check, blurred, fused;
+    int check, blurred, fused, canny;
 } out_slot;
 
 typedef struct gpu_engine {
@@ -208,6 +209,8 @@ typedef struct gpu_engine {
     cudaStream_t up, comp, dl;
     float *d_grey, *d_blur_h, *d_blur;
     size_t plane_cap; /* pixels */
+    void *d_canny;    /* --canny scratch (canny_scratch_bytes): compute stream only */
+    size_t canny_cap;
     size_t budget;    /* GPU memory for frame buffers, all slots (bytes) */
     long strip_frames;
     int strip_job;    /* the last job told about its strips (-v) */
@@ -309,7 +312,12 @@ static void *writer_thread(void *arg)
                     rep_add(r, REP_BLUR_V, elapsed(s->ev[EV_BH], s->ev[EV_BV]));
                 }
                 rep_add(r, REP_SOBEL, elapsed(s->ev[EV_BV], s->ev[EV_SOBEL]));
-                rep_add(r, REP_HIST, elapsed(s->ev[EV_SOBEL], s->ev[EV_HIST]));
+                if (!s->canny)
+                    rep_add(r, REP_HIST, elapsed(s->ev[EV_SOBEL], s->ev[EV_HIST]));
+            }
+            if (s->canny) { /* the histogram is part of the hysteresis pass */
+                rep_add(r, REP_NMS, elapsed(s->ev[EV_SOBEL], s->ev[EV_NMS]));
+                rep_add(r, REP_HYST, elapsed(s->ev[EV_NMS], s->ev[EV_HIST]));
             }
             rep_add(r, REP_COMPUTE, elapsed(s->ev[EV_C0], s->ev[EV_HIST]));
             rep_add(r, REP_DOWNLOAD, elapsed(s->ev[EV_DL0], s->ev[EV_DL1]));
@@ -428,6 +436,78 @@ static int plan_strips(const gpu_engine *e, const ge_frame *f, int on_device,
     return rows;
 }
 
+/* --canny: a hysteresis chain can cross the whole frame, so Canny frames
+ * are never split into strips; the frame's buffers plus the Canny scratch
+ * (t plane, labels: 8 B a pixel) must fit the budget whole.  Returns h, or
+ * 0 (message printed). */
+static int plan_canny(const gpu_engine *e, const ge_frame *f, int on_device,
+                      const char *name)
+{
+    const size_t per = e->budget / (size_t)e->nslots;
+    const size_t npx = (size_t)f->width * f->height;
+    const size_t in_bytes = on_device ? 0 : f->stride * (size_t)f->height;
+    const size_t whole = dev_size(e, in_bytes) + dev_size(e, npx);
+    const size_t scratch = canny_scratch_bytes(f->width, f->height);
+    const size_t planes = e->fused ? 0 : 3 * sizeof(float) * npx;
+
+    if (!scratch) {
+        ge_err(name, "a %dx%d frame is too large for --canny on the GPU (2^31 pixels or more)",
+               f->width, f->height);
+        return 0;
+    }
+    /* npx < 2^31 here (scratch != 0): no product overflows */
+    if (whole >= in_bytes && whole <= per &&
+        dev_size(e, scratch) + planes <= e->budget - whole * (size_t)e->nslots)
+        return f->height;
+    ge_err(name, "a %dx%d frame does not fit the memory budget for --canny (%zu MiB of GPU "
+           "memory; Canny frames are processed whole, never in strips, and need %zu MiB): "
+           "raise --mem-limit", f->width, f->height, e->budget >> 20,
+           (whole * (size_t)e->nslots + dev_size(e, scratch) + planes) >> 20);
+    return 0;
+}
+
+/* --canny after the blur: Sobel in Canny mode (b == NULL: the fused kernel
+ * from df's input; else canny_sobel_gpu over the blurred plane b), --canny
+ * auto's thresholds, NMS, hysteresis (kernels/canny.h), into o->d_edge and
+ * o->d_hist; records EV_SOBEL, EV_NMS, EV_HIST (and, fused, s->consumed).
+ * Returns 0 or -1. */
+static int enqueue_canny(gpu_engine *e, in_slot *s, out_slot *o, const ge_frame *df,
+                         const float *b)
+{
+    const pipe_opts *opt = e->o;
+    const int w = df->width, h = df->height;
+    float *t = canny_t_plane(e->d_canny);
+    uint32_t *lab = canny_labels(e->d_canny, w, h);
+    float *thr = canny_thr(e->d_canny, w, h);
+    const int aut = opt->params.canny == GE_CANNY_AUTO;
+    const size_t hb = GE_HIST_BINS * sizeof *o->d_hist;
+    int ret = 0;
+
+    CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, hb, e->comp));
+    if (!b) {
+        CUDA_TRY(fused_canny_window_gpu(df, h, 0, o->d_edge, w, t, w, 0, h, &opt->params,
+                                        opt->taps.radius, o->d_hist, e->comp));
+        CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
+    } else {
+        CUDA_TRY(canny_sobel_gpu(b, w, w, h, o->d_edge, w, t, w, &opt->params, o->d_hist,
+                                 e->comp));
+    }
+    CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
+    /* auto reads step 6's bins and zeroes them; else zero them here */
+    if (aut)
+        CUDA_TRY(canny_auto_gpu(o->d_hist, (unsigned long long)w * h, thr, e->comp));
+    else
+        CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, hb, e->comp));
+    CUDA_TRY(canny_nms_gpu(o->d_edge, w, t, w, lab, w, h, &opt->params, aut ? thr : NULL,
+                           e->comp));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_NMS], e->comp));
+    CUDA_TRY(canny_hyst_gpu(o->d_edge, w, lab, w, h, &opt->params, o->d_hist,
+                            canny_flags(e->d_canny, w, h), e->comp));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+end:
+    return ret;
+}
+
 /* Enqueues a frame whose buffers do not fit the budget as horizontal
  * strips of `rows` output rows through the fused window kernel (issue #6):
  * each strip's input window (its rows plus the halo the taps reach,
@@ -515,7 +595,8 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     const size_t copy_stride = dev ? row_bytes : f->stride;
     const char *name = job_name(opt, s->fr.job);
     const int blur = opt->taps.radius > 0;
-    const int rows = plan_strips(e, f, dev, name);
+    const int canny = opt->params.canny != GE_CANNY_OFF;
+    const int rows = canny ? plan_canny(e, f, dev, name) : plan_strips(e, f, dev, name);
     const int strips = rows < h;
     const int fused = e->fused || strips;
     int ret = 0;
@@ -554,7 +635,12 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
             dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, dev_exact(e), name))
             return -1;
     }
+    if (canny && canny_scratch_bytes(w, h) > e->canny_cap &&
+        (sync_streams(e) ||
+         dev_reserve(&e->d_canny, &e->canny_cap, canny_scratch_bytes(w, h), dev_exact(e), name)))
+        return -1;
     o->fr = s->fr;
+    o->canny = canny;
     o->blurred = blur && !fused;
     o->fused = fused;
     o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
@@ -605,6 +691,13 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
             CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
         }
         CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
+        if (fused && canny) {
+            if (enqueue_canny(e, s, o, &df, NULL)) {
+                ret = -1;
+                goto end;
+            }
+            goto download;
+        }
         if (fused) {
             /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
              * float planes never reach device memory */
@@ -627,11 +720,18 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
             b = e->d_grey;
         }
         CUDA_TRY(cudaEventRecord(o->ev[EV_BV], e->comp));
-        CUDA_TRY(sobel_gpu(b, w, w, h, 0, h, o->d_edge, w, 0, h, &opt->params, e->comp));
-        CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
-        CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
-        CUDA_TRY(histogram_gpu(o->d_edge, w, w, h, o->d_hist, e->comp));
-        CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+        if (canny) {
+            if (enqueue_canny(e, s, o, &df, b)) {
+                ret = -1;
+                goto end;
+            }
+        } else {
+            CUDA_TRY(sobel_gpu(b, w, w, h, 0, h, o->d_edge, w, 0, h, &opt->params, e->comp));
+            CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
+            CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
+            CUDA_TRY(histogram_gpu(o->d_edge, w, w, h, o->d_hist, e->comp));
+            CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+        }
         if (o->check) {
             /* in the compute stream: the next frame's kernels overwrite them */
             CUDA_TRY(cudaMemcpyAsync(o->h_grey.p, e->d_grey, npx * sizeof(float),
@@ -759,6 +859,7 @@ static void engine_free(gpu_engine *e)
     if (e->d_grey) CUDA_QUIET(cudaFree(e->d_grey));
     if (e->d_blur_h) CUDA_QUIET(cudaFree(e->d_blur_h));
     if (e->d_blur) CUDA_QUIET(cudaFree(e->d_blur));
+    if (e->d_canny) CUDA_QUIET(cudaFree(e->d_canny));
     if (e->up) CUDA_QUIET(cudaStreamDestroy(e->up));
     if (e->comp) CUDA_QUIET(cudaStreamDestroy(e->comp));
     if (e->dl) CUDA_QUIET(cudaStreamDestroy(e->dl));

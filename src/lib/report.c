@@ -12,7 +12,7 @@
 
 static const char *const stage_names[REP_NSTAGES] = {
     "decode", "upload", "grey", "blur_h", "blur_v", "sobel", "histogram",
-    "download", "write", "compute", "cpu_ref"
+    "download", "write", "compute", "cpu_ref", "nms", "hysteresis"
 };
 
 const char *rep_stage_name(int stage)
@@ -210,6 +210,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
     for (int i = 0; i < REP_NSTAGES; i++)
         if (i != REP_COMPUTE || !s[REP_GREY].n)
             sum += s[i].total;
+    /* fused Canny: compute already holds its NMS and hysteresis */
+    if (!s[REP_GREY].n)
+        sum -= s[REP_NMS].total + s[REP_HYST].total;
     bound = bounding_stage(s);
     fps = r->wall_s > 0 ? (double)r->frames / r->wall_s : 0;
     mpx = r->wall_s > 0 ? (double)r->pixels / r->wall_s / 1e6 : 0;
@@ -271,6 +274,8 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
         fprintf(fp, "  %-10s %7zu %12.3f %10.4f %10.4f %10.4f%s\n", stage_names[i], s[i].n,
                 s[i].total, s[i].median, s[i].p10, s[i].p90,
                 i == REP_COMPUTE && s[REP_GREY].n ? "  (the kernel stages above, end to end)"
+                : i == REP_COMPUTE && r->path && !strcmp(r->path, "fused") && s[REP_NMS].n
+                    ? "  (fused kernel, nms, hysteresis)"
                 : i == REP_COMPUTE && r->path && !strcmp(r->path, "fused") ? "  (one fused kernel)"
                 : "");
     }

@@ -10,7 +10,9 @@
 
 enum rep_stage {
     REP_DECODE, REP_UPLOAD, REP_GREY, REP_BLUR_H, REP_BLUR_V, REP_SOBEL,
-    REP_HIST, REP_DOWNLOAD, REP_WRITE, REP_COMPUTE, REP_CHECK, REP_NSTAGES
+    REP_HIST, REP_DOWNLOAD, REP_WRITE, REP_COMPUTE, REP_CHECK,
+    REP_NMS, REP_HYST, /* --canny on the GPU: NMS (+ tile labels), hysteresis */
+    REP_NSTAGES
 };
 
 typedef struct rep_stats {

@@ -291,10 +291,12 @@ static void make_frame(const tcase *c, ge_frame *f, unsigned char **buf)
 // One case: every stage, the variants and the strips.
 
 static const ge_params sobel_variants[] = {
-    /* sigma border scale thr? thr invert */
-    {0, 0, 0.25f, 0, 0, 0},  {0, 0, 4.0f, 0, 0, 1},  {0, 0, 1e6f, 0, 0, 0},
-    {0, 0, 1.0f, 1, 40, 0},  {0, 0, 2.0f, 1, 40, 1}, {0, 0, 1.0f, 1, 0, 0},
-    {0, 0, 0.1f, 1, 255, 0},
+    /* sigma border scale thr? thr invert (Canny is test_canny_gpu's) */
+#define SV(sc, ut, th, inv) \
+    { .sigma = 0, .border = 0, .scale = sc, .use_threshold = ut, .threshold = th, .invert = inv }
+    SV(0.25f, 0, 0, 0), SV(4.0f, 0, 0, 1), SV(1e6f, 0, 0, 0), SV(1.0f, 1, 40, 0),
+    SV(2.0f, 1, 40, 1), SV(1.0f, 1, 0, 0), SV(0.1f, 1, 255, 0),
+#undef SV
 };
 
 static void run_case(const tcase *c, cudaStream_t st)
@@ -371,7 +373,7 @@ static void run_case(const tcase *c, cudaStream_t st)
     cmp_f32("blur_v", cn, b_gpu, fref, W, H);
 
     /* sobel with the default parameters */
-    ge_params p = {c->sigma, bd, 1.0f, 0, 0.0f, 0};
+    ge_params p = {.sigma = c->sigma, .border = bd, .scale = 1.0f};
     MUST(cudaMemset(d_edge, POISON_B, (size_t)pe * H));
     if (!finish(sobel_gpu(d_blur, pb, W, H, 0, H, d_edge, pe, 0, H, &p, st),
                 st, "sobel", cn))
@@ -633,7 +635,7 @@ static void zero_size_checks(cudaStream_t st)
     unsigned long long *d_h = dmalloc(GE_HIST_BINS * 8);
     unsigned char host[64 * 4];
     ge_frame f = {0, 4, 3, 1, 16, 0, 0, 1.0f, d_b};
-    ge_params p = {1.0, 0, 1.0f, 0, 0, 0};
+    ge_params p = {.sigma = 1.0, .scale = 1.0f};
     ge_taps t;
     int bad = 0, dirty = 0;
 
