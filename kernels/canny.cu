@@ -144,16 +144,6 @@ extern "C" cudaError_t canny_auto_gpu(unsigned long long *hist,
 // ---------------------------------------------------------------------------
 // Staged Sobel for Canny (SPEC §1.4 on the blurred plane, border-mapped):
 // one pixel a thread, the histogram of e in shared bins.
-__device__ __forceinline__ unsigned code_of(float gx, float gy)
-{
-    const float ax = fabsf(gx), ay = fabsf(gy);
-    if (ay < __fmul_rn((float)(1.4142135623730951 - 1.0), ax))
-        return 0u;
-    if (ay > __fmul_rn((float)(1.4142135623730951 + 1.0), ax))
-        return 1u;
-    return (gx < 0.0f) != (gy < 0.0f) ? 2u : 3u;
-}
-
 __device__ __forceinline__ float blur_at(const float *b, int pitch, int w,
                                          int h, int y, int x, int border)
 {
@@ -189,7 +179,7 @@ __global__ void canny_sobel_kernel(const float *b, int bp, int w, int h,
         const float m = __fsqrt_rn(__fmaf_rn(gx, gx, __fmul_rn(gy, gy)));
         const float q = __fmaf_rn(m, scale, 0.5f);
         const unsigned e = q >= 255.0f ? 255u : (unsigned)floorf(q);
-        code[(size_t)y * cp + x] = (uint8_t)code_of(gx, gy);
+        code[(size_t)y * cp + x] = (uint8_t)nms_code(gx, gy);
         t[(size_t)y * tp + x] = __fmul_rn(m, scale);
         atomicAdd(&s_hist[e], 1u);
     }

@@ -91,6 +91,22 @@ cudaError_t canny_hyst_gpu(uint8_t *cls, int pitch, uint32_t *lab, int w,
                            unsigned long long *hist, unsigned *flags,
                            cudaStream_t stream);
 
+#ifdef __CUDACC__
+/* SPEC §1.8's NMS direction of (gx, gy) (the code plane above), for
+ * canny.cu and fused.cu's Canny mode alike: 0 (0,-1)/(0,+1), 1 (-1,0)/(+1,0), 2 (-1,+1)/(+1,-1),
+ * 3 (-1,-1)/(+1,+1).  T1 = (float)(sqrt(2) - 1), T2 = (float)(sqrt(2) + 1),
+ * both rounded once from double. */
+static __device__ __forceinline__ unsigned nms_code(float gx, float gy)
+{
+    const float ax = fabsf(gx), ay = fabsf(gy);
+    if (ay < __fmul_rn((float)(1.4142135623730951 - 1.0), ax))
+        return 0u;
+    if (ay > __fmul_rn((float)(1.4142135623730951 + 1.0), ax))
+        return 1u;
+    return (gx < 0.0f) != (gy < 0.0f) ? 2u : 3u;
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

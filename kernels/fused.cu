@@ -118,6 +118,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include "fused.h"
+#include "canny.h"
 #include "border.h"
 
 #define FT_W 128       /* output tile columns */
@@ -756,20 +757,6 @@ __device__ __forceinline__ void bin_inc(unsigned hbias, unsigned key)
 {
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(hbias + (key << 2))
                  : "memory");
-}
-
-/* SPEC §1.8's NMS direction of (gx, gy), the neighbour pair to compare
- * with (canny.h): 0 (0,-1)/(0,+1), 1 (-1,0)/(+1,0), 2 (-1,+1)/(+1,-1),
- * 3 (-1,-1)/(+1,+1).  T1 = (float)(sqrt(2) - 1), T2 = (float)(sqrt(2) + 1),
- * both rounded once from double. */
-__device__ __forceinline__ unsigned nms_code(float gx, float gy)
-{
-    const float ax = fabsf(gx), ay = fabsf(gy);
-    if (ay < __fmul_rn((float)(1.4142135623730951 - 1.0), ax))
-        return 0u;
-    if (ay > __fmul_rn((float)(1.4142135623730951 + 1.0), ax))
-        return 1u;
-    return (gx < 0.0f) != (gy < 0.0f) ? 2u : 3u;
 }
 
 /* CN (Canny): the edge byte is the pixel's nms_code and t = m * scale goes
