@@ -48,7 +48,7 @@ else
 fi
 ge -q --backend=gpu --canny 20,50 "$P" gpu.pgm
 if [ "$RC" -ne 0 ]; then
-    skip "--backend=gpu --canny: no usable GPU here (exit $RC)"
+    skip "--backend=gpu --canny: $(gpu_why) (exit $RC)"
 elif cmp -s gpu.pgm cpu.pgm; then
     ok "--backend=gpu --canny == --backend=cpu"
 else
