@@ -602,6 +602,22 @@ typedef struct cb_worker {
     pthread_t tid;
 } cb_worker;
 
+/* one row of e into the worker's four histogram copies (round robin, so
+ * the runs of equal codes an edge map is made of don't chain) */
+static void cb_hist_row(cb_worker *wk, const uint8_t *e, int w)
+{
+    int x;
+
+    for (x = 0; x + 4 <= w; x += 4) {
+        wk->hist[0][e[x]]++;
+        wk->hist[1][e[x + 1]]++;
+        wk->hist[2][e[x + 2]]++;
+        wk->hist[3][e[x + 3]]++;
+    }
+    for (; x < w; x++)
+        wk->hist[0][e[x]]++;
+}
+
 /* row y (mapped) of the band's blurred rows, readable at [-1, w] */
 static const float *cb_brow(const cb_worker *wk, int y, int blo)
 {
@@ -691,18 +707,10 @@ static void cb_band(cb_worker *wk, int band)
 
     for (y = y0; y < y1; y++) {
         uint8_t *e = j->edge + (size_t)y * w;
-        int x;
 
         j->k->sobel(cb_brow(wk, y - 1, blo), cb_brow(wk, y, blo),
                     cb_brow(wk, y + 1, blo), w, j->p, e);
-        for (x = 0; x + 4 <= w; x += 4) {
-            wk->hist[0][e[x]]++;
-            wk->hist[1][e[x + 1]]++;
-            wk->hist[2][e[x + 2]]++;
-            wk->hist[3][e[x + 3]]++;
-        }
-        for (; x < w; x++)
-            wk->hist[0][e[x]]++;
+        cb_hist_row(wk, e, w);
     }
 }
 
@@ -765,7 +773,7 @@ static void cb_band_grad(cb_worker *wk, int band)
     const int y0 = band * j->band_rows;
     const int y1 = y0 + j->band_rows < h ? y0 + j->band_rows : h;
     uint8_t *e = wk->dirrow[0]; /* the t ring is idle in this pass */
-    int blo, bhi, hlo, hhi, y, x;
+    int blo, bhi, hlo, hhi, y;
 
     map_range(y0 - 1, y1, h, bd, &blo, &bhi);
     map_range(blo - r, bhi + r, h, bd, &hlo, &hhi);
@@ -778,14 +786,7 @@ static void cb_band_grad(cb_worker *wk, int band)
         t[-1] = t[w] = 0.0f;
         j->k->grad(a, b, c, w, j->p->scale, t, j->edge + (size_t)y * w);
         j->k->sobel(a, b, c, w, &j->q, e);
-        for (x = 0; x + 4 <= w; x += 4) {
-            wk->hist[0][e[x]]++;
-            wk->hist[1][e[x + 1]]++;
-            wk->hist[2][e[x + 2]]++;
-            wk->hist[3][e[x + 3]]++;
-        }
-        for (; x < w; x++)
-            wk->hist[0][e[x]]++;
+        cb_hist_row(wk, e, w);
     }
 }
 

@@ -149,6 +149,29 @@ static uint8_t ref_quantise(float m, const ge_params *p)
     return e;
 }
 
+/* SPEC §1.4's gx, gy at (y, x), border-mapped: the one place the
+ * reference's Sobel and its Canny gradients take them from. */
+static void ref_grad_at(const float *blur, int w, int h, int y, int x, int bd,
+                        float *gx, float *gy)
+{
+    /* b(dy, dx) */
+    float nw = ref_at(blur, w, h, y - 1, x - 1, bd);
+    float n = ref_at(blur, w, h, y - 1, x, bd);
+    float ne = ref_at(blur, w, h, y - 1, x + 1, bd);
+    float wv = ref_at(blur, w, h, y, x - 1, bd);
+    float ev = ref_at(blur, w, h, y, x + 1, bd);
+    float sw = ref_at(blur, w, h, y + 1, x - 1, bd);
+    float s = ref_at(blur, w, h, y + 1, x, bd);
+    float se = ref_at(blur, w, h, y + 1, x + 1, bd);
+
+    float L = (nw + 2.0f * wv) + sw;
+    float R = (ne + 2.0f * ev) + se;
+    float T = (nw + 2.0f * n) + ne;
+    float D = (sw + 2.0f * s) + se;
+    *gx = R - L;
+    *gy = D - T;
+}
+
 void ref_sobel(const float *blur, int w, int h, const ge_params *p,
                uint8_t *edge)
 {
@@ -157,22 +180,9 @@ void ref_sobel(const float *blur, int w, int h, const ge_params *p,
 
     for (y = 0; y < h; y++) {
         for (x = 0; x < w; x++) {
-            /* b(dy, dx) */
-            float nw = ref_at(blur, w, h, y - 1, x - 1, bd);
-            float n = ref_at(blur, w, h, y - 1, x, bd);
-            float ne = ref_at(blur, w, h, y - 1, x + 1, bd);
-            float wv = ref_at(blur, w, h, y, x - 1, bd);
-            float ev = ref_at(blur, w, h, y, x + 1, bd);
-            float sw = ref_at(blur, w, h, y + 1, x - 1, bd);
-            float s = ref_at(blur, w, h, y + 1, x, bd);
-            float se = ref_at(blur, w, h, y + 1, x + 1, bd);
+            float gx, gy;
 
-            float L = (nw + 2.0f * wv) + sw;
-            float R = (ne + 2.0f * ev) + se;
-            float T = (nw + 2.0f * n) + ne;
-            float D = (sw + 2.0f * s) + se;
-            float gx = R - L;
-            float gy = D - T;
+            ref_grad_at(blur, w, h, y, x, bd, &gx, &gy);
             float m = sqrtf(fmaf(gx, gx, gy * gy));
 
             edge[(size_t)y * w + x] = ref_quantise(m, p);
@@ -199,21 +209,8 @@ void ref_gradients(const float *blur, int w, int h, int border, float *gx,
 
     for (y = 0; y < h; y++) {
         for (x = 0; x < w; x++) {
-            float nw = ref_at(blur, w, h, y - 1, x - 1, border);
-            float n = ref_at(blur, w, h, y - 1, x, border);
-            float ne = ref_at(blur, w, h, y - 1, x + 1, border);
-            float wv = ref_at(blur, w, h, y, x - 1, border);
-            float ev = ref_at(blur, w, h, y, x + 1, border);
-            float sw = ref_at(blur, w, h, y + 1, x - 1, border);
-            float s = ref_at(blur, w, h, y + 1, x, border);
-            float se = ref_at(blur, w, h, y + 1, x + 1, border);
-
-            float L = (nw + 2.0f * wv) + sw;
-            float R = (ne + 2.0f * ev) + se;
-            float T = (nw + 2.0f * n) + ne;
-            float D = (sw + 2.0f * s) + se;
-            gx[(size_t)y * w + x] = R - L;
-            gy[(size_t)y * w + x] = D - T;
+            ref_grad_at(blur, w, h, y, x, border, &gx[(size_t)y * w + x],
+                        &gy[(size_t)y * w + x]);
         }
     }
 }

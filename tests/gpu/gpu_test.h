@@ -18,6 +18,23 @@
 
 static const char *const border_name[3] = {"replicate", "reflect101", "zero"};
 
+/* SPEC §1.5, written again for the tests (they share no code with the
+ * kernels): the in-image index, or -1 for "0" (zero border). */
+static inline int map_index(int i, int n, int border)
+{
+    if (i >= 0 && i < n)
+        return i;
+    if (border == 2 /* GE_BORDER_ZERO */)
+        return -1;
+    if (border == 1 /* GE_BORDER_REFLECT101 */) {
+        if (n == 1)
+            return 0;
+        i = abs(i) % (2 * n - 2);
+        return i >= n ? 2 * n - 2 - i : i;
+    }
+    return i < 0 ? 0 : n - 1;
+}
+
 static uint64_t rng_state;
 
 static uint64_t rnd(void)

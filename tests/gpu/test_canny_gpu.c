@@ -57,22 +57,6 @@ enum { TH_AUTO, TH_PLAIN, TH_ZERO, TH_EQUAL, TH_NONE, TH_AUTO_SCALED, TH_N };
 static const char *const th_name[TH_N] = {"auto", "20,60", "0,0",
                                           "25,25", "5,inf", "auto scale=3.7"};
 
-/* SPEC §1.5 once more (the test shares no code with the kernels) */
-static int map_index(int i, int n, int border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == GE_BORDER_ZERO)
-        return -1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        i = abs(i) % (2 * n - 2);
-        return i >= n ? 2 * n - 2 - i : i;
-    }
-    return i < 0 ? 0 : n - 1;
-}
-
 // ---------------------------------------------------------------------------
 // Inputs: 8-bit, 1 or 3 channels, tightly packed.
 

@@ -52,23 +52,6 @@
 #define QUICK_MAX 1100
 
 
-/* SPEC §1.5, written again here (the test shares no code with the kernel):
- * the in-image row, or -1 for "0" (zero border). */
-static int map_index(int i, int n, int border)
-{
-    if (i >= 0 && i < n)
-        return i;
-    if (border == GE_BORDER_ZERO)
-        return -1;
-    if (border == GE_BORDER_REFLECT101) {
-        if (n == 1)
-            return 0;
-        i = abs(i) % (2 * n - 2);
-        return i >= n ? 2 * n - 2 - i : i;
-    }
-    return i < 0 ? 0 : n - 1;
-}
-
 // ---------------------------------------------------------------------------
 // One input case.
 enum { DATA_RANDOM, DATA_SMOOTH, DATA_CONST, DATA_N };
