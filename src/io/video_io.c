@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1116,20 +1117,26 @@ typedef struct ts_entry {
     int64_t pts, dur;
 } ts_entry;
 
-/* Frame-parallel FFV1 (.mkv).  gop_size 1 makes every frame a keyframe
- * coded from itself alone (the range coder states are reset for each), so
- * `nlanes` encoders opened with the same settings (same extradata: checked)
- * can each code a different frame at once, and muxing their packets in
- * frame order writes the very bytes one encoder would.  Frames wait in a
- * ring of `nslots`; the thread calling venc_put fills slots and muxes the
- * finished ones in order (it alone touches the muxer and the so_file), so
- * at most nslots frames are in flight.  Lanes take slots in order, any lane
- * any slot. */
+/* Frame-parallel encoders (.mkv: FFV1, FFVHuff, MagicYUV).  Every frame is
+ * coded from itself alone (FFV1: gop_size 1, its range coder states reset
+ * for each), so `nlanes` encoders opened with the same settings (same
+ * extradata: checked) can each code a different frame at once, and muxing
+ * their packets in frame order writes the very bytes one encoder would.
+ * Frames wait in a ring of `nslots`; the thread calling venc_put fills
+ * slots (a copy of the edge map) and goes back to its caller.  Lanes take
+ * slots in order, any lane any slot; the lane that finishes a frame muxes
+ * it, and every coded frame after it, when no other lane is muxing (the
+ * `muxing` token, under mu): so the muxer (Matroska's copies and CRC-32s,
+ * the writes) runs beside the caller and the other lanes, one frame at a
+ * time and in order, and the caller waits only when all slots are in
+ * flight.  Nothing but the token holder touches the muxer or the so_file
+ * until the lanes have ended. */
 typedef struct venc_slot {
     AVFrame *frame;
     AVPacket *pkt;
-    int err;  /* 0, or the AVERROR the lane failed with */
-    int done; /* coded (or failed): the muxing thread may take it */
+    int64_t dur; /* the frame's duration (the packet's: intra, one a frame) */
+    int err;     /* 0, or the AVERROR the lane failed with */
+    int done;    /* coded (or failed): the token holder may mux it */
 } venc_slot;
 
 struct venc_par;
@@ -1143,15 +1150,20 @@ typedef struct venc_lane {
 
 typedef struct venc_par {
     pthread_mutex_t mu;
-    pthread_cond_t work; /* a slot was queued, or quit was set */
-    pthread_cond_t done; /* a slot was coded */
+    pthread_cond_t work;  /* a slot was queued, or quit was set */
+    pthread_cond_t freed; /* a slot was muxed (free again), or muxing failed */
+    struct venc_writer *w;
     venc_lane *lanes;
     venc_slot *slots;
     int nlanes, nslots;
     long put, take; /* frames queued, frames taken by lanes (under mu) */
-    long muxed;     /* frames muxed (the muxing thread's own) */
+    long muxed;     /* frames muxed (under mu) */
+    int muxing;     /* a lane holds the muxing token (under mu) */
     int quit;       /* no more frames: lanes exit once nothing is queued */
-    int stop;       /* abandoning: lanes skip what is still queued */
+    int stop;       /* abandoning or failed: lanes skip what is queued */
+    /* GPUEDGE_VENC_TRACE: seconds the caller spent copying and waiting
+     * for a free slot, and the lanes muxing (under mu) */
+    double t_copy, t_wait, t_mux;
 } venc_par;
 
 struct venc_writer {
@@ -1176,12 +1188,11 @@ struct venc_writer {
     int64_t last_pts, last_dur;
     long nput;
     int size_noted;
-    int failed;
+    /* set once (venc_error); the lanes' muxer sets it too, so atomic */
+    _Atomic int failed;
     ts_entry *ts;      /* durations of frames inside the encoder, by pts */
     size_t nts, cap_ts;
 };
-
-static int mux_packet(venc_writer *w, AVPacket *pkt);
 
 int venc_format_ok(const char *ext)
 {
@@ -1290,9 +1301,8 @@ static void venc_error(venc_writer *w, const char *what, int err)
 {
     char eb[AV_ERROR_MAX_STRING_SIZE];
     int e = AVUNERROR(err);
-    if (w->failed)
-        return;
-    w->failed = 1;
+    if (atomic_exchange(&w->failed, 1))
+        return; /* one message a writer */
     if (sig_stop && (err == AVERROR_EXIT || e == EINTR))
         return;
     if (e > 0 && e < 4096 && e != ENOMEM && e != EINVAL && e != ENOSYS) {
@@ -1498,6 +1508,48 @@ static int lane_code(AVCodecContext *enc, venc_slot *s)
     return ret == AVERROR(EAGAIN) || ret == AVERROR_EOF ? AVERROR_BUG : ret;
 }
 
+static int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur);
+
+/* The token holder (p->muxing set by it, mu held on entry and on return):
+ * muxes the oldest queued frames while they are coded, in order, with mu
+ * released around each.  A failure (a lane's or the muxer's) stops the
+ * lanes and wakes the caller, who finds w->failed. */
+static void par_mux_ready(venc_par *p)
+{
+    venc_writer *w = p->w;
+    for (;;) {
+        venc_slot *s = &p->slots[p->muxed % p->nslots];
+        double t0;
+        int err, bad, skip;
+        if (p->muxed == p->put || !s->done)
+            break;
+        s->done = 0;
+        err = s->err;
+        skip = p->stop; /* abandoning, or failed already: free it only */
+        pthread_mutex_unlock(&p->mu);
+        t0 = ge_now();
+        bad = 0;
+        if (skip) {
+            ;
+        } else if (err < 0) {
+            venc_error(w, "encoding", err); /* quiet when interrupted */
+            bad = 1;
+        } else if (w->failed || mux_packet(w, s->pkt, s->dur)) {
+            bad = 1;
+        }
+        av_packet_unref(s->pkt);
+        av_frame_unref(s->frame);
+        pthread_mutex_lock(&p->mu);
+        p->t_mux += ge_now() - t0;
+        p->muxed++;
+        if (bad) {
+            w->failed = 1; /* also when sig_stop kept venc_error quiet */
+            p->stop = 1;
+        }
+        pthread_cond_broadcast(&p->freed);
+    }
+}
+
 static void *lane_main(void *arg)
 {
     venc_lane *l = arg;
@@ -1514,12 +1566,17 @@ static void *lane_main(void *arg)
         s = &p->slots[p->take++ % p->nslots];
         skip = p->stop;
         pthread_mutex_unlock(&p->mu);
-        /* an interrupted run muxes nothing more: skip, do not code */
+        /* an interrupted or failed run muxes nothing more: skip, do not
+         * code (the slot still passes through the muxer, which frees it) */
         err = skip || sig_stop ? AVERROR_EXIT : lane_code(l->enc, s);
         pthread_mutex_lock(&p->mu);
         s->err = err < 0 ? err : 0;
         s->done = 1;
-        pthread_cond_broadcast(&p->done);
+        if (!p->muxing) {
+            p->muxing = 1;
+            par_mux_ready(p);
+            p->muxing = 0;
+        }
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -1542,7 +1599,7 @@ static void par_free(venc_writer *w)
     free(p->lanes);
     free(p->slots);
     pthread_cond_destroy(&p->work);
-    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
@@ -1561,11 +1618,12 @@ static int par_init(venc_writer *w, const AVCodec *codec, int nlanes,
         return ret;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
-    pthread_cond_init(&p->done, NULL);
+    pthread_cond_init(&p->freed, NULL);
     w->par = p;
+    p->w = w;
     p->nlanes = nlanes;
     /* two frames a lane: one being coded, one queued or waiting to be
-     * muxed behind a slower lane */
+     * muxed behind a slower lane (or the muxer) */
     p->nslots = 2 * nlanes;
     p->lanes = calloc((size_t)nlanes, sizeof *p->lanes);
     p->slots = calloc((size_t)p->nslots, sizeof *p->slots);
@@ -1611,79 +1669,45 @@ static int par_start(venc_writer *w)
     return n;
 }
 
-/* Muxes the oldest queued frame once it is coded.  wait: block until it
- * is; else only if it already is.  Returns 1 muxed, 0 nothing to mux,
- * -1 failed (message printed or error recorded). */
-static int par_mux_one(venc_writer *w, int wait)
-{
-    venc_par *p = w->par;
-    venc_slot *s;
-    int err, rc = 1;
-
-    if (p->muxed == p->put) /* put changes on this thread only */
-        return 0;
-    s = &p->slots[p->muxed % p->nslots];
-    pthread_mutex_lock(&p->mu);
-    while (wait && !s->done)
-        pthread_cond_wait(&p->done, &p->mu);
-    if (!s->done) {
-        pthread_mutex_unlock(&p->mu);
-        return 0;
-    }
-    s->done = 0;
-    err = s->err;
-    pthread_mutex_unlock(&p->mu);
-    /* the slot is this thread's until it is queued again */
-    if (err < 0) {
-        venc_error(w, "encoding", err);
-        rc = -1;
-    } else if (!w->failed && mux_packet(w, s->pkt)) {
-        rc = -1;
-    }
-    av_packet_unref(s->pkt);
-    av_frame_unref(s->frame);
-    p->muxed++;
-    return w->failed ? -1 : rc;
-}
-
-/* The slot for the next frame: muxes what is ready, and when all slots
- * are in flight waits for the oldest.  NULL: the output failed. */
+/* The slot for the next frame, once the muxer has freed one (all slots
+ * in flight: the caller waits for the oldest).  NULL: the output failed. */
 static venc_slot *par_slot(venc_writer *w)
 {
     venc_par *p = w->par;
-    int r;
-    while ((r = par_mux_one(w, p->put - p->muxed >= p->nslots)) > 0)
-        ;
-    if (r < 0 || w->failed)
-        return NULL;
-    return &p->slots[p->put % p->nslots];
+    venc_slot *s = NULL;
+    double t0 = ge_now();
+    pthread_mutex_lock(&p->mu);
+    while (!w->failed && p->put - p->muxed >= p->nslots)
+        pthread_cond_wait(&p->freed, &p->mu);
+    if (!w->failed)
+        s = &p->slots[p->put % p->nslots];
+    p->t_wait += ge_now() - t0;
+    pthread_mutex_unlock(&p->mu);
+    return s;
 }
 
-static void par_submit(venc_par *p)
+static void par_submit(venc_par *p, venc_slot *s, int64_t dur, double t_copy)
 {
     pthread_mutex_lock(&p->mu);
+    s->dur = dur;
+    p->t_copy += t_copy;
     p->put++;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
 
 /* Ends the lanes: unless abandoning, every queued frame is coded and muxed
- * first, then each encoder is flushed (FFV1 holds nothing back).  The
- * threads are joined in every case.  Returns 0, or -1 (failed). */
+ * first, then each encoder is flushed (these codecs hold nothing back).
+ * The threads are joined in every case.  Returns 0, or -1 (failed). */
 static int par_finish(venc_writer *w, int abandon)
 {
     venc_par *p = w->par;
-    int rc = 0, r;
 
-    if (!abandon && !w->failed) {
-        while ((r = par_mux_one(w, 1)) > 0)
-            ;
-        if (r < 0)
-            rc = -1;
-    }
     pthread_mutex_lock(&p->mu);
+    while (!abandon && !w->failed && p->muxed < p->put)
+        pthread_cond_wait(&p->freed, &p->mu);
     p->quit = 1;
-    if (abandon || rc || w->failed)
+    if (abandon || w->failed)
         p->stop = 1;
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
@@ -1692,6 +1716,10 @@ static int par_finish(venc_writer *w, int abandon)
             pthread_join(p->lanes[i].th, NULL);
             p->lanes[i].running = 0;
         }
+    if (getenv("GPUEDGE_VENC_TRACE"))
+        fprintf(stderr, "gpuedge: venc trace: %ld frames, %d lanes: caller copying %.1f ms, "
+                "waiting for a slot %.1f ms; muxing %.1f ms\n", p->muxed, p->nlanes,
+                p->t_copy * 1e3, p->t_wait * 1e3, p->t_mux * 1e3);
     for (int i = 0; i < p->nlanes && !abandon && !w->failed; i++) {
         int ret = avcodec_send_frame(p->lanes[i].enc, NULL);
         if (ret >= 0) {
@@ -1706,7 +1734,7 @@ static int par_finish(venc_writer *w, int abandon)
         if (ret < 0)
             venc_error(w, "flushing the encoder", ret);
     }
-    return rc || w->failed ? -1 : 0;
+    return w->failed ? -1 : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -1869,6 +1897,13 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
             goto fail;
         }
     }
+    /* No CRC-32 element in each Matroska cluster (the elements are
+     * optional; FFmpeg writes them by default): its muxer checksums every
+     * byte it writes on the one thread that writes them, 1 ms of a 1080p
+     * FFVHuff frame's 1.4 ms there (BENCHMARKS.md, "The .mkv bound").
+     * FFV1 keeps its slice CRCs.  GPUEDGE_MKV_CRC=1 writes them (A/B). */
+    if (wr->kind == VENC_MKV && !(getenv("GPUEDGE_MKV_CRC") && atoi(getenv("GPUEDGE_MKV_CRC")) > 0))
+        av_dict_set(&mopts, "write_crc32", "0", 0);
     ret = avformat_write_header(wr->oc, &mopts);
     if (ret < 0) {
         venc_error(wr, "writing the header", ret);
@@ -1928,11 +1963,14 @@ static int64_t ts_take(venc_writer *w, int64_t pts)
 }
 
 /* Muxes one packet from the encoder (or a lane's, with the same time
- * base).  The packet is unreferenced.  0, or -1 (failed). */
-static int mux_packet(venc_writer *w, AVPacket *pkt)
+ * base, and dur its frame's duration; else dur 0 and the duration comes
+ * from ts_take).  The packet is unreferenced.  0, or -1 (failed). */
+static int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
 {
     int ret;
-    if (pkt->pts != AV_NOPTS_VALUE) {
+    if (dur > 0) {
+        pkt->duration = dur; /* a lane's packet: its frame's duration */
+    } else if (pkt->pts != AV_NOPTS_VALUE) {
         int64_t d = ts_take(w, pkt->pts);
         if (d > 0)
             pkt->duration = d;
@@ -1958,7 +1996,7 @@ static int drain_packets(venc_writer *w)
             venc_error(w, "encoding", ret);
             return -1;
         }
-        if (mux_packet(w, w->pkt))
+        if (mux_packet(w, w->pkt, 0))
             return -1;
     }
 }
@@ -1967,6 +2005,8 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                    int pitch, int64_t pts, int64_t duration)
 {
     AVFrame *f;
+    venc_slot *slot = NULL;
+    double t_copy = 0;
     int cw, chh, ret;
 
     if (!w || w->failed)
@@ -1982,11 +2022,12 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
         w->size_noted = 1;
     }
     if (w->par) {
-        /* a free slot (muxing what is done), a fresh pooled picture */
-        venc_slot *s = par_slot(w);
-        if (!s)
+        /* a free slot, a fresh pooled picture */
+        slot = par_slot(w);
+        if (!slot)
             return -1;
-        f = s->frame;
+        t_copy = ge_now();
+        f = slot->frame;
         ret = pool_frame(w, f);
     } else {
         f = w->frame;
@@ -2036,14 +2077,14 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                 duration = 1;
         }
     }
-    if (ts_push(w, pts, duration)) {
+    if (!w->par && ts_push(w, pts, duration)) {
         venc_error(w, "allocating", AVERROR(ENOMEM));
         return -1;
     }
     f->pts = pts;
     f->pkt_duration = duration;
     if (w->par) {
-        par_submit(w->par);
+        par_submit(w->par, slot, duration, ge_now() - t_copy);
     } else {
         ret = avcodec_send_frame(w->enc, f);
         if (ret < 0) {
