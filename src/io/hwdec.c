@@ -46,12 +46,21 @@ struct hw_dec {
     int device;
 };
 
+/* Detached frames' buffers are carved from slabs: one cudaMalloc for
+ * several planes of one size (see blk_get). */
+typedef struct hw_slab {
+    void *base;
+    int device;
+    int nblk, dead; /* blocks carved, blocks dropped (over HW_CACHE_MAX) */
+} hw_slab;
+
 /* A device buffer of the detached-frame cache. */
 typedef struct hw_blk {
     struct hw_blk *next;
     void *p;
     size_t n;
     int device;
+    hw_slab *slab;
 } hw_blk;
 
 typedef struct hw_token {
@@ -65,21 +74,42 @@ typedef struct hw_token {
 /* Detached frames' buffers, process-wide, reused by size: cudaFree waits
  * for the whole device, so a buffer released (possibly on the engine's
  * writer thread, which must not block on the GPU) goes back here.  Up to
- * HW_CACHE_MAX bytes stay cached; beyond that a released buffer is freed.
- * Measured on the H200 (2026-12-01, GPUEDGE_VS_TRACE): with 7 sessions
- * allocating at once a cudaMalloc of a 1080p plane cost 0.8 ms on average
- * (886 of them over 1590 frames, 0.7 s summed over the 7 threads); slabs
- * of many planes a cudaMalloc would cut that, not measured yet. */
+ * HW_CACHE_MAX bytes stay cached; a buffer released beyond that is
+ * dropped, and a slab whose blocks are all dropped is freed.
+ * Slabs: measured on the H200 (2026-12-01, GPUEDGE_VS_TRACE), with 7
+ * sessions allocating at once, a cudaMalloc of a 1080p plane cost 0.8 ms
+ * on average (886 of them over 1590 frames, 0.7 s summed over the 7
+ * threads; they also hold up the sessions' own start), because segments
+ * decode far ahead (VS_DEV_BUDGET).  So a miss allocates HW_SLAB_BYTES
+ * worth of planes of that size at once (at most HW_SLAB_MAX, at least
+ * one), the rest going into the cache.  GPUEDGE_HW_SLAB=0: one plane a
+ * cudaMalloc (A/B). */
 #define HW_CACHE_MAX ((size_t)4 << 30)
+#define HW_SLAB_BYTES ((size_t)64 << 20)
+#define HW_SLAB_MAX 32
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static hw_blk *cache;
 static size_t cache_bytes;
 static long n_malloc;   /* cudaMallocs made for detached frames (under cache_mu) */
 static double t_malloc; /* and their seconds */
 
+static int slab_planes(size_t n)
+{
+    static int off = -1; /* GPUEDGE_HW_SLAB=0 (read once) */
+    size_t k = HW_SLAB_BYTES / (n ? n : 1);
+    if (off < 0)
+        off = getenv("GPUEDGE_HW_SLAB") && !atoi(getenv("GPUEDGE_HW_SLAB"));
+    if (off || k < 1)
+        return 1;
+    return k > HW_SLAB_MAX ? HW_SLAB_MAX : (int)k;
+}
+
 static hw_blk *blk_get(int device, size_t n)
 {
-    hw_blk *b = NULL;
+    hw_blk *b = NULL, *more = NULL;
+    hw_slab *sl;
+    void *base = NULL;
+    int k;
     pthread_mutex_lock(&cache_mu);
     for (hw_blk **p = &cache; *p; p = &(*p)->next)
         if ((*p)->device == device && (*p)->n == n) {
@@ -91,38 +121,79 @@ static hw_blk *blk_get(int device, size_t n)
     pthread_mutex_unlock(&cache_mu);
     if (b)
         return b;
-    if (!(b = calloc(1, sizeof *b)))
-        return NULL;
+    /* a slab of k planes, each 512-byte aligned as a cudaMalloc's would be;
+     * when that much is not there, one plane */
+    size_t step = (n + 511) & ~(size_t)511;
+    k = slab_planes(step);
     double t = ge_now();
-    if (cudaMalloc(&b->p, n) != cudaSuccess) {
+    while (cudaMalloc(&base, (size_t)k * step) != cudaSuccess) {
         cudaGetLastError();
-        free(b);
-        return NULL;
+        base = NULL;
+        if (k == 1)
+            return NULL;
+        k = 1;
     }
     t = ge_now() - t;
+    if (!(sl = calloc(1, sizeof *sl)))
+        goto oom;
+    sl->base = base;
+    sl->device = device;
+    for (int i = k - 1; i >= 0; i--) {
+        hw_blk *x = calloc(1, sizeof *x);
+        if (!x)
+            goto oom;
+        x->p = (char *)base + (size_t)i * step;
+        x->n = n;
+        x->device = device;
+        x->slab = sl;
+        sl->nblk++;
+        x->next = more;
+        more = x;
+    }
+    b = more; /* the first plane; the others go to the cache */
+    more = b->next;
+    b->next = NULL;
     pthread_mutex_lock(&cache_mu);
     n_malloc++;
     t_malloc += t;
+    while (more) {
+        hw_blk *x = more;
+        more = x->next;
+        x->next = cache;
+        cache = x;
+        cache_bytes += n;
+    }
     pthread_mutex_unlock(&cache_mu);
-    b->n = n;
-    b->device = device;
     return b;
+oom:
+    while (more) {
+        hw_blk *x = more;
+        more = x->next;
+        free(x);
+    }
+    free(sl);
+    cudaFree(base);
+    return NULL;
 }
 
 static void blk_put(hw_blk *b)
 {
+    hw_slab *gone = NULL;
     pthread_mutex_lock(&cache_mu);
     if (cache_bytes + b->n <= HW_CACHE_MAX) {
         b->next = cache;
         cache = b;
         cache_bytes += b->n;
         b = NULL;
+    } else if (++b->slab->dead == b->slab->nblk) {
+        gone = b->slab; /* no block of it is cached or in use */
     }
     pthread_mutex_unlock(&cache_mu);
-    if (b) {
-        cudaSetDevice(b->device);
-        cudaFree(b->p);
-        free(b);
+    free(b);
+    if (gone) {
+        cudaSetDevice(gone->device);
+        cudaFree(gone->base);
+        free(gone);
     }
 }
 

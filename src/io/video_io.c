@@ -15,7 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libavcodec/avcodec.h>
@@ -959,6 +961,29 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
     }
 }
 
+int vid_reseek(vid_reader *r, double start)
+{
+    AVStream *st;
+    int64_t s0;
+    if (!r || !r->opened || r->failed || r->hw_lost || r->mem || sig_stop)
+        return -1;
+    st = r->fmt->streams[r->vidx];
+    s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    r->start_ts = start > 0 ? s0 + av_rescale_q(llrint(start * AV_TIME_BASE), AV_TIME_BASE_Q,
+                                                st->time_base)
+                            : AV_NOPTS_VALUE;
+    if (avformat_seek_file(r->fmt, r->vidx, INT64_MIN,
+                           r->start_ts != AV_NOPTS_VALUE ? r->start_ts : s0,
+                           r->start_ts != AV_NOPTS_VALUE ? r->start_ts : s0, 0) < 0)
+        return -1;
+    avcodec_flush_buffers(r->dec); /* also after draining: decoding resumes */
+    av_packet_unref(r->pkt);
+    av_frame_unref(r->frame);
+    r->draining = r->eof = 0;
+    r->errors_in_row = 0;
+    return 0;
+}
+
 void vid_close(vid_reader **pr)
 {
     vid_reader *r;
@@ -1554,7 +1579,13 @@ static void *lane_main(void *arg)
 {
     venc_lane *l = arg;
     venc_par *p = l->par;
+    const char *nice_env = getenv("GPUEDGE_ENC_NICE");
 
+    /* GPUEDGE_ENC_NICE=N: the lanes at nice +N (Linux: per thread), so
+     * that decoder threads, which wait on the GPU and then run briefly,
+     * get a core at once (an A/B knob, BENCHMARKS.md) */
+    if (nice_env && atoi(nice_env) > 0)
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), atoi(nice_env));
     pthread_mutex_lock(&p->mu);
     for (;;) {
         venc_slot *s;

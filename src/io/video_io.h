@@ -145,6 +145,13 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
  * or concealed)" (ge_note) when decoding met any.  NULL-safe, sets *r to
  * NULL. */
 void vid_close(vid_reader **r);
+/* Goes on from `start` seconds (counted as vid_opts.start is): seeks to
+ * the keyframe at or before it and flushes the decoder, which keeps its
+ * session (an NVDEC decoder is not made again); frames before it are
+ * dropped.  For the segments of one file (vsource.c).  0, or -1 (the
+ * reader cannot seek: memory input, a failed or lost decoder; open
+ * another instead). */
+int vid_reseek(vid_reader *r, double start);
 
 void vid_get_info(const vid_reader *r, vid_info *info);
 /* Decoding errors so far: packets the demuxer flagged or the decoder

@@ -452,19 +452,34 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Decodes segment i into its queue.  0, or -1 (the file failed: a
- * message was printed, or sig_stop is set). */
-static int decode_seg(vsrc *s, int i)
+/* GPUEDGE_VS_REUSE=0: a reader (and its NVDEC session) a segment, as
+ * before readers were kept (A/B; read once). */
+static int reuse_readers(void)
+{
+    static int on = -1;
+    if (on < 0)
+        on = !(getenv("GPUEDGE_VS_REUSE") && !atoi(getenv("GPUEDGE_VS_REUSE")));
+    return on;
+}
+
+/* Decodes segment i into its queue, through *rp: the worker's reader from
+ * its previous segment, seeked on (vid_reseek: an NVDEC session costs
+ * 0.1-0.4 s to start, measured in BENCHMARKS.md "NVDEC in segments"), or
+ * NULL: one is opened.  A reader left in *rp may serve the worker's next
+ * segment.  0, or -1 (the file failed: a message was printed, or sig_stop
+ * is set). */
+static int decode_seg(vsrc *s, int i, vid_reader **rp)
 {
     vs_seg *g = &s->segs[i];
     vid_opts vo = s->o;
-    vid_reader *r = NULL;
+    vid_reader *r = *rp;
     int retried = 0, first = 1, rc = 0;
     int64_t pushed = INT64_MIN; /* pts of the last frame queued */
     long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
+    *rp = NULL;
     g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
@@ -473,7 +488,9 @@ static int decode_seg(vsrc *s, int i)
         pthread_mutex_unlock(&s->mu);
     } else {
         vo.start = seg_seconds(s, g->start);
-        if (vid_open(s->path, &vo, &r))
+        if (r && vid_reseek(r, vo.start))
+            close_reader(s, &r);
+        if (!r && vid_open(s->path, &vo, &r))
             return -1;
     }
     base = vid_corrupt_count(r);
@@ -580,8 +597,9 @@ static int decode_seg(vsrc *s, int i)
             break;
         }
     }
-    if (r)
+    if (r && (rc < 0 || !reuse_readers()))
         close_reader(s, &r);
+    *rp = r;
     g->t_end = ge_now() - s->t0;
     return rc;
 }
@@ -589,11 +607,12 @@ static int decode_seg(vsrc *s, int i)
 static void *worker(void *arg)
 {
     vsrc *s = arg;
+    vid_reader *r = NULL; /* kept from segment to segment */
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
-        rc = decode_seg(s, i);
+        rc = decode_seg(s, i, &r);
         pthread_mutex_lock(&s->mu);
         s->segs[i].done = 1;
         s->segs[i].failed = rc < 0;
@@ -602,6 +621,8 @@ static void *worker(void *arg)
             break; /* the file failed there: nothing after it is handed on */
     }
     pthread_mutex_unlock(&s->mu);
+    if (r)
+        close_reader(s, &r);
     return NULL;
 }
 
