@@ -1212,6 +1212,7 @@ static int media_put(void *ctx, const sink_frame *fr, double *write_ms)
         if (!c->enc) {
             venc_opts vo;
             enc_opts(c, &vo);
+            vo.gpu_frames = fr->on_device; /* NVDEC: more encoder lanes */
             if (!j->video_in) {
                 tb = (AVRational){1, 25}; /* an image: one frame of 1/25 s */
                 fps = (AVRational){25, 1};
@@ -1348,12 +1349,22 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
             have = 1;
         }
     }
+    /* The encoder's lanes depend on the decoder (venc_opts.gpu_frames):
+     * where --hwdec=auto may yet choose NVDEC for this file, it opens at
+     * the first frame instead, when that is known. */
+    if (have && o->hwdec == CLI_HWDEC_AUTO && o->backend != CLI_BACKEND_CPU && !c->vr &&
+        vsrc_auto_may_nvdec(o->threads, (double)vi.width * vi.height *
+                                            (vi.nb_frames > 0 ? (double)vi.nb_frames
+                                             : vi.duration > 0 && vi.frame_rate.num > 0
+                                             ? vi.duration * av_q2d(vi.frame_rate) : 0) / 1e9))
+        have = 0;
     if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
         strcmp(j->output, "-") && (stat(j->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode))) {
         AVRational tb = vi.time_base.num > 0 ? vi.time_base : (AVRational){1, 25};
         AVRational fps = vi.frame_rate.num > 0 ? vi.frame_rate : (AVRational){25, 1};
         venc_opts eo;
         enc_opts(c, &eo);
+        eo.gpu_frames = o->hwdec == CLI_HWDEC_NVDEC && o->backend != CLI_BACKEND_CPU;
         if (so_open(&c->out, j->output, &c->so, c->inputs, c->njobs) == 0 &&
             venc_open(c->out, j->vext, vi.width, vi.height, tb, fps, &eo, &c->enc) == 0) {
             c->sink_job = ji;

@@ -1404,14 +1404,16 @@ static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
     }
     if (threads < 2)
         return 1;
-    /* FFVHuff/MagicYUV: one lane a thread, but half the threads from 8 on:
-     * on the H200 (16 threads, 2026-12-01, BENCHMARKS.md "NVDEC in
-     * segments") 8 lanes beat 16 in each of the 8 runs with software
-     * decoding (1080p .mkv 286 vs 245 fps, 4K 96.5 vs 83.8) and were within
-     * 2 % or better with NVDEC: the decoders, the engine's threads and the
-     * muxer need cores too */
+    /* FFVHuff/MagicYUV: one lane a thread, but from 8 threads on half of
+     * them when software decodes, three quarters when NVDEC does.  On the
+     * H200 (16 threads; BENCHMARKS.md "NVDEC in segments", "The .mkv
+     * bound"): with software decoding 8 lanes beat 16 in each of 8 runs
+     * (1080p .mkv 286 vs 245 fps, 4K 96.5 vs 83.8) and 12 (408 vs 434 on
+     * 1590 frames of 1080p); with NVDEC, once the lanes mux (2026-12-02),
+     * 12 beat 8 (1080p 565-586 vs 462-481, 4K 162 vs 143) and 16 (565). */
     n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS
-             : threads >= 8 ? threads / 2 : threads;
+        : threads < 8 ? threads
+        : o && o->gpu_frames ? threads * 3 / 4 : threads / 2;
     if (n < 2)
         n = 2;
     if (n > VENC_MAX_LANES)
@@ -2199,6 +2201,11 @@ int venc_close(venc_writer **wp, int abandon)
 long venc_frames(const venc_writer *w)
 {
     return w ? w->nput : 0;
+}
+
+int venc_encoders(const venc_writer *w)
+{
+    return w && w->par ? w->par->nlanes : 1;
 }
 
 void venc_coded_size(const venc_writer *w, int *cw, int *ch)

@@ -225,6 +225,8 @@ typedef struct venc_opts {
     int lanes;           /* intra codecs: encoders coding successive frames
                             at once; 0 = from threads and memory; > 0
                             (tests, benchmarks) as asked, up to 16 */
+    int gpu_frames;      /* the frames come from NVDEC, whose decoders
+                            leave the cores free: more lanes (venc_lanes) */
 } venc_opts;
 
 typedef struct venc_writer venc_writer;
@@ -277,6 +279,8 @@ int venc_close(venc_writer **w, int abandon);
 /* Frames written so far and the size of the coded picture (padded for
  * odd mp4 sizes). */
 long venc_frames(const venc_writer *w);
+/* Encoders coding frames at once (the lanes; 1 when coded in venc_put). */
+int venc_encoders(const venc_writer *w);
 void venc_coded_size(const venc_writer *w, int *cw, int *ch);
 
 #endif

@@ -628,6 +628,12 @@ static void *worker(void *arg)
 
 // ---------------------------------------------------------------------------
 
+int vsrc_auto_may_nvdec(long threads, double gpx)
+{
+    long n = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    return n <= VS_AUTO_FEW_THREADS || gpx >= VS_AUTO_GPX;
+}
+
 int vsrc_auto_nvdec(int sessions, long threads, double gpx)
 {
     if (threads <= VS_AUTO_FEW_THREADS)

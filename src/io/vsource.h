@@ -45,6 +45,9 @@ long vsrc_corrupt_count(const vsrc *s);
  * for a video whose segments would run on `sessions` NVDEC sessions (1:
  * not segmented), `gpx` gigapixels to decode, `threads` CPU threads. */
 int vsrc_auto_nvdec(int sessions, long threads, double gpx);
+/* Whether that rule may choose NVDEC for a file of `gpx` gigapixels
+ * (sessions unknown: before the keyframe scan). */
+int vsrc_auto_may_nvdec(long threads, double gpx);
 /* Segments planned (1: not segmented) and decoders running them. */
 int vsrc_segments(const vsrc *s);
 int vsrc_decoders(const vsrc *s);

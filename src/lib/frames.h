@@ -103,6 +103,8 @@ typedef struct sink_frame {
     int width, height;
     const uint8_t *edge; /* width*height, tightly packed */
     const uint64_t *hist;
+    int on_device; /* the frame was decoded on the GPU (NVDEC): its decoder
+                      leaves the cores to the sink's encoders */
 } sink_frame;
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a

@@ -347,6 +347,7 @@ static void *writer_thread(void *arg)
                 .ts = s->fr.ts, .duration = s->fr.duration,
                 .width = f->width, .height = f->height,
                 .edge = s->h_edge.p, .hist = s->h_hist,
+                .on_device = f_on_device(s),
             };
             double wms = 0;
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)

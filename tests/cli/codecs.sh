@@ -145,5 +145,41 @@ for f in out/in.mkv out/vfr.mkv; do
     [ "$(prop $f codec_name)" = magicyuv ] || add "$f is $(prop $f codec_name)"
 done
 check "batch --codec magicyuv: every video output is MagicYUV" "$why"
+# Matroska CRC-32 elements: none in the clusters by default (the muxer's
+# checksum was most of the writer's time, BENCHMARKS.md "The .mkv bound"),
+# one opening each cluster with GPUEDGE_MKV_CRC=1; same frames either way
+# crc_clusters FILE: "CLUSTERS WITH_CRC" (a Cluster, 1F 43 B6 75, its size,
+# then a CRC-32 element, BF 84, as its first child)
+crc_clusters() {
+    python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+n = c = 0
+i = d.find(b"\x1f\x43\xb6\x75")
+while i >= 0:
+    j = i + 4
+    first = d[j]
+    ln = 1
+    while ln <= 8 and not (first & (0x80 >> (ln - 1))):
+        ln += 1
+    j += ln
+    n += 1
+    c += d[j:j + 2] == b"\xbf\x84"
+    i = d.find(b"\x1f\x43\xb6\x75", j)
+print(n, c)
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+    ge $G -y in.mkv nocrc.mkv
+    GPUEDGE_MKV_CRC=1 "$GPUEDGE" $G -y in.mkv crc.mkv 2>/dev/null
+    a=$(crc_clusters nocrc.mkv); b=$(crc_clusters crc.mkv)
+    why=
+    [ "${a% *}" -ge 1 ] && [ "${a#* }" = 0 ] || add "default: clusters, with CRC: $a"
+    [ "${b% *}" -ge 1 ] && [ "${b#* }" = "${b% *}" ] || add "GPUEDGE_MKV_CRC=1: clusters, with CRC: $b"
+    [ "$(rawsum nocrc.mkv)" = "$REF" ] && [ "$(rawsum crc.mkv)" = "$REF" ] || add "frames differ"
+    check "mkv: no CRC-32 element in a cluster by default ($a), one in each with GPUEDGE_MKV_CRC=1 ($b); same frames" "$why"
+else
+    skip "mkv CRC elements: no python3"
+fi
 no_stray_files "$W" && ok "no temp or partial file" || not_ok "$WHY"
 finish

@@ -869,6 +869,42 @@ static int same_bytes(const char *a, const char *b)
     return same;
 }
 
+/* How many encoders code at once (venc_lanes' rule): one a thread below
+ * 8 threads; from 8 on half of them, or three quarters for NVDEC's frames
+ * (venc_opts.gpu_frames); FFV1 one a 4 threads. */
+static void test_mkv_lane_rule(void)
+{
+    static const struct { const char *codec; int threads, gpu, want; } t[] = {
+        {"ffvhuff", 1, 0, 1},   {"ffvhuff", 4, 0, 4},  {"ffvhuff", 4, 1, 4},
+        {"ffvhuff", 7, 1, 7},   {"ffvhuff", 8, 0, 4},  {"ffvhuff", 8, 1, 6},
+        {"ffvhuff", 16, 0, 8},  {"ffvhuff", 16, 1, 12}, {"magicyuv", 16, 1, 12},
+        {"ffvhuff", 64, 1, 16}, {"ffv1", 16, 1, 4},    {"ffv1", 16, 0, 4},
+    };
+    char detail[256] = "";
+    int bad = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        so_opts so = {1, 0};
+        so_file *out = NULL;
+        venc_writer *wr = NULL;
+        venc_opts vo = {.threads = t[i].threads, .gpu_frames = t[i].gpu, .codec = t[i].codec};
+        int got = -1;
+        if (so_open(&out, tpath("lanes.mkv"), &so, NULL, 0) == 0 &&
+            venc_open(out, "mkv", 640, 360, (AVRational){1, 25}, (AVRational){25, 1}, &vo,
+                      &wr) == 0)
+            got = venc_encoders(wr);
+        venc_close(&wr, 1);
+        so_abort(&out);
+        if (got != t[i].want) {
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
+                     "%s %d threads%s: %d, not %d; ", t[i].codec, t[i].threads,
+                     t[i].gpu ? " (NVDEC)" : "", got, t[i].want);
+            bad = 1;
+        }
+    }
+    CHECK(!bad, "mkv encoders at once: 1 a thread below 8, then 1/2 (3/4 with NVDEC "
+          "frames), at most 16; FFV1 one a 4 threads", "%s", detail);
+}
+
 /* Frame-parallel FFV1 (venc_opts.lanes): each frame is a keyframe
  * coded from itself alone by whichever encoder is free, the packets muxed
  * in frame order, so any number of encoders must write the bytes one
@@ -1304,6 +1340,7 @@ int main(void)
     test_mkv_roundtrip();
     test_mkv_tiny();
     test_mkv_parallel();
+    test_mkv_lane_rule();
     test_size_change();
     test_y4m();
     test_stdin();
