@@ -111,7 +111,7 @@ void cli_usage(FILE *fp)
 "                          largest first (same outputs as one device)\n"
 "      --hwdec MODE        video decoding: auto (with the GPU backend, NVDEC\n"
 "                          for H.264, HEVC, VP9 and AV1 where it is faster:\n"
-"                          >= 3 sessions and >= 1.5 Gpx, or <= 8 threads;\n"
+"                          >= 2 sessions and >= 1 Gpx, or <= 8 threads;\n"
 "                          frames kept on the GPU), none (software) or nvdec\n"
 "                          (every codec NVDEC has; needs the GPU) [auto]\n"
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"

@@ -78,8 +78,13 @@
  * starts its first frame 0.15-0.25 s later than software does.  One
  * session decodes 1080p at ~760 fps, software ~86 fps a thread: NVDEC
  * wins below ~9 threads (at 4K below ~14). */
-#define VS_AUTO_SESSIONS 3
-#define VS_AUTO_GPX 1.5
+/* Re-measured 2026-12-02 once detached frames came from slabs (hwdec.c;
+ * BENCHMARKS.md "The .mkv bound"): NVDEC now also won with 5 sessions over
+ * 1.1 Gpx (530 frames of 1080p: .mkv 368 vs 334 fps, /dev/null 535 vs 484)
+ * and with 2 sessions over 2.2 Gpx (265 frames of 4K: .mkv 112 vs 101,
+ * /dev/null 137 vs 129): from 2 sessions and 1.0 Gpx. */
+#define VS_AUTO_SESSIONS 2
+#define VS_AUTO_GPX 1.0
 #define VS_AUTO_FEW_THREADS 8
 #define VS_HW_DECODERS 7
 #define VS_HW_SEGS_PER_DECODER 2
@@ -452,20 +457,26 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* GPUEDGE_VS_REUSE=0: a reader (and its NVDEC session) a segment, as
- * before readers were kept (A/B; read once). */
+/* GPUEDGE_VS_REUSE=1: a worker keeps its reader (and NVDEC session) from
+ * segment to segment, seeking on (vid_reseek) instead of opening another.
+ * Off by default: on the H200 (2026-12-02, BENCHMARKS.md "The .mkv
+ * bound") it gained 3.6 % (1590 frames of 1080p to /dev/null, 888 vs 857
+ * fps) and passed every segment test and memcheck, but compute-sanitizer
+ * racecheck over 3-4 segments on 2 sessions did not finish in 130-205 s
+ * (the same run without the sanitizer: 1.1 s; racecheck with one segment a
+ * session: 13.9 s).  Until that is understood, not a default.  Read once. */
 static int reuse_readers(void)
 {
     static int on = -1;
     if (on < 0)
-        on = !(getenv("GPUEDGE_VS_REUSE") && !atoi(getenv("GPUEDGE_VS_REUSE")));
+        on = getenv("GPUEDGE_VS_REUSE") && atoi(getenv("GPUEDGE_VS_REUSE")) > 0;
     return on;
 }
 
 /* Decodes segment i into its queue, through *rp: the worker's reader from
  * its previous segment, seeked on (vid_reseek: an NVDEC session costs
- * 0.1-0.4 s to start, measured in BENCHMARKS.md "NVDEC in segments"), or
- * NULL: one is opened.  A reader left in *rp may serve the worker's next
+ * 0.1-0.4 s to start, measured in BENCHMARKS.md "NVDEC in segments"; only
+ * with GPUEDGE_VS_REUSE=1), or NULL: one is opened.  A reader left in *rp may serve the worker's next
  * segment.  0, or -1 (the file failed: a message was printed, or sig_stop
  * is set). */
 static int decode_seg(vsrc *s, int i, vid_reader **rp)
