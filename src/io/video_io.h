@@ -146,9 +146,10 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
  * NULL. */
 void vid_close(vid_reader **r);
 /* Goes on from `start` seconds (counted as vid_opts.start is): seeks to
- * the keyframe at or before it and flushes the decoder, which keeps its
- * session (an NVDEC decoder is not made again); frames before it are
- * dropped.  For the segments of one file (vsource.c).  0, or -1 (the
+ * the keyframe at or before it and flushes the decoder; frames before it
+ * are dropped.  The demuxer and the CUDA device context stay; libavcodec's
+ * H.264/HEVC flush frees the decoder's tables, so it (and its NVDEC
+ * decoder) is set up again at the next keyframe.  For the segments of one file (vsource.c).  0, or -1 (the
  * reader cannot seek: memory input, a failed or lost decoder; open
  * another instead). */
 int vid_reseek(vid_reader *r, double start);

@@ -457,8 +457,9 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* GPUEDGE_VS_REUSE=1: a worker keeps its reader (and NVDEC session) from
- * segment to segment, seeking on (vid_reseek) instead of opening another.
+/* GPUEDGE_VS_REUSE=1: a worker keeps its reader (demuxer, CUDA device
+ * context) from segment to segment, seeking on (vid_reseek) instead of
+ * opening another; the NVDEC decoder is still made again (see vid_reseek).
  * Off by default: on the H200 (2026-12-02, BENCHMARKS.md "The .mkv
  * bound") it gained 3.6 % (1590 frames of 1080p to /dev/null, 888 vs 857
  * fps) and passed every segment test and memcheck, but compute-sanitizer
@@ -474,9 +475,8 @@ static int reuse_readers(void)
 }
 
 /* Decodes segment i into its queue, through *rp: the worker's reader from
- * its previous segment, seeked on (vid_reseek: an NVDEC session costs
- * 0.1-0.4 s to start, measured in BENCHMARKS.md "NVDEC in segments"; only
- * with GPUEDGE_VS_REUSE=1), or NULL: one is opened.  A reader left in *rp may serve the worker's next
+ * its previous segment, seeked on (vid_reseek; only with
+ * GPUEDGE_VS_REUSE=1), or NULL: one is opened.  A reader left in *rp may serve the worker's next
  * segment.  0, or -1 (the file failed: a message was printed, or sig_stop
  * is set). */
 static int decode_seg(vsrc *s, int i, vid_reader **rp)
