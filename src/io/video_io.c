@@ -29,6 +29,7 @@
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
+#include "hfyu_enc.h"
 #include "hwdec.h"
 #include "image_av.h"
 #include "util.h"
@@ -1171,6 +1172,8 @@ typedef struct venc_lane {
     AVCodecContext *enc;
     pthread_t th;
     int running;
+    uint8_t *buf;   /* hfyu_packet's worst-case buffer, kept */
+    size_t buf_cap;
 } venc_lane;
 
 typedef struct venc_par {
@@ -1205,6 +1208,8 @@ struct venc_writer {
     AVBufferPool *pool; /* mkv: gray8 picture buffers, linesize a row */
     int linesize;
     venc_par *par;      /* mkv, frame-parallel; NULL: coded in venc_put */
+    hfyu_tab *hfyu;     /* FFVHuff coded by hfyu_enc.c in the lanes (the
+                           tables of enc's extradata); NULL: libavcodec */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
     int w, h;          /* the edge maps' size */
     int cw, ch;        /* the coded size (padded for 4:2:0) */
@@ -1523,15 +1528,45 @@ static int pool_frame(venc_writer *w, AVFrame *f)
 // ---------------------------------------------------------------------------
 // Frame-parallel FFV1 lanes
 
+/* FFVHuff's frame coded by hfyu_enc.c: the bytes libavcodec's encoder
+ * writes (test_video_io compares them), in less CPU (BENCHMARKS.md "The
+ * .mkv bound").  Coded into the lane's kept worst-case buffer, then copied
+ * into a packet of its size, as libavcodec does (a fresh worst-case
+ * packet a frame costs an mmap and munmap each); the packet as libavcodec
+ * makes it: a keyframe, dts = pts. */
+static int hfyu_packet(const hfyu_tab *t, venc_lane *l, const AVFrame *f, AVPacket *pkt)
+{
+    size_t cap = hfyu_max_bytes(t, f->width, f->height), n;
+    int ret;
+    if (cap > (size_t)INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)
+        return AVERROR(EINVAL);
+    if (l->buf_cap < cap) {
+        uint8_t *b = realloc(l->buf, cap);
+        if (!b)
+            return AVERROR(ENOMEM);
+        l->buf = b;
+        l->buf_cap = cap;
+    }
+    n = hfyu_code(t, f->data[0], f->linesize[0], f->width, f->height, l->buf);
+    if ((ret = av_new_packet(pkt, (int)n)) < 0)
+        return ret;
+    memcpy(pkt->data, l->buf, n);
+    pkt->pts = pkt->dts = f->pts;
+    pkt->flags |= AV_PKT_FLAG_KEY;
+    return 0;
+}
+
 /* One frame through a lane's encoder.  FFV1 returns each frame's packet
  * at once (one packet a frame, in order); an encoder that held one back
  * would break the one-packet-a-slot bookkeeping, so that is an error. */
-static int lane_code(AVCodecContext *enc, venc_slot *s)
+static int lane_code(const hfyu_tab *hfyu, venc_lane *l, venc_slot *s)
 {
-    int ret = avcodec_send_frame(enc, s->frame);
+    if (hfyu)
+        return hfyu_packet(hfyu, l, s->frame, s->pkt);
+    int ret = avcodec_send_frame(l->enc, s->frame);
     if (ret < 0)
         return ret;
-    ret = avcodec_receive_packet(enc, s->pkt);
+    ret = avcodec_receive_packet(l->enc, s->pkt);
     return ret == AVERROR(EAGAIN) || ret == AVERROR_EOF ? AVERROR_BUG : ret;
 }
 
@@ -1601,7 +1636,7 @@ static void *lane_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         /* an interrupted or failed run muxes nothing more: skip, do not
          * code (the slot still passes through the muxer, which frees it) */
-        err = skip || sig_stop ? AVERROR_EXIT : lane_code(l->enc, s);
+        err = skip || sig_stop ? AVERROR_EXIT : lane_code(p->w->hfyu, l, s);
         pthread_mutex_lock(&p->mu);
         s->err = err < 0 ? err : 0;
         s->done = 1;
@@ -1625,6 +1660,8 @@ static void par_free(venc_writer *w)
     w->par = NULL;
     for (int i = 1; p->lanes && i < p->nlanes; i++)
         avcodec_free_context(&p->lanes[i].enc);
+    for (int i = 0; p->lanes && i < p->nlanes; i++)
+        free(p->lanes[i].buf);
     for (int i = 0; p->slots && i < p->nslots; i++) {
         av_frame_free(&p->slots[i].frame);
         av_packet_free(&p->slots[i].pkt);
@@ -1879,6 +1916,18 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
             goto oom;
         /* any other failure: one encoder (with fewer threads) still
          * writes the same bytes */
+    }
+    /* FFVHuff in the lanes: coded by hfyu_enc.c from the extradata's
+     * tables when they are what it codes (GPUEDGE_FFVHUFF_OWN=0: by
+     * libavcodec, for A/B) */
+    if (wr->par && wr->vc->id == VC_FFVHUFF && pixfmt == AV_PIX_FMT_GRAY8 &&
+        !(getenv("GPUEDGE_FFVHUFF_OWN") && !atoi(getenv("GPUEDGE_FFVHUFF_OWN")))) {
+        if (!(wr->hfyu = malloc(sizeof *wr->hfyu)))
+            goto oom;
+        if (hfyu_parse(wr->enc->extradata, wr->enc->extradata_size, wr->hfyu)) {
+            free(wr->hfyu);
+            wr->hfyu = NULL;
+        }
     }
     ret = avcodec_parameters_from_context(wr->st->codecpar, wr->enc);
     if (ret < 0)
@@ -2193,6 +2242,7 @@ int venc_close(venc_writer **wp, int abandon)
     av_frame_free(&w->frame);
     av_packet_free(&w->pkt);
     av_buffer_pool_uninit(&w->pool);
+    free(w->hfyu);
     free(w->ts);
     free(w);
     return rc;

@@ -28,6 +28,7 @@
 
 #include "check.h"
 #include "frames.h"
+#include "hfyu_enc.h"
 #include "reference.h"
 #include "safeout.h"
 #include "video_io.h"
@@ -869,6 +870,114 @@ static int same_bytes(const char *a, const char *b)
     return same;
 }
 
+/* hfyu_enc.c's FFVHuff frames == libavcodec's ffvhuff packets (gray8,
+ * median, context 0: video_io.c's settings), byte for byte: sizes from
+ * 1x1 up, odd ones, rows wider than hfyu_code's 4096-pixel pieces, and
+ * contents whose residuals take short codes (flat, smooth, sparse edges)
+ * and long ones (noise, alternating extremes). */
+static void test_hfyu(void)
+{
+    static const int sz[][2] = {{1, 1}, {2, 1}, {1, 2}, {3, 3}, {2, 2}, {17, 1}, {1, 17},
+                                {31, 5}, {33, 7}, {161, 121}, {640, 360}, {4096, 2},
+                                {4097, 3}, {8193, 2}, {1920, 1080}};
+    const AVCodec *codec = avcodec_find_encoder_by_name("ffvhuff");
+    char detail[200] = "";
+    int bad = 0, n = 0;
+    uint32_t seed = 12345;
+    if (!codec) {
+        SKIP("hfyu_enc == libavcodec's ffvhuff", "no ffvhuff encoder");
+        return;
+    }
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0] && !bad; i++)
+        for (int kind = 0; kind < 6 && !bad; kind++) {
+            int w = sz[i][0], h = sz[i][1], ret;
+            AVCodecContext *e = avcodec_alloc_context3(codec);
+            AVDictionary *d = NULL;
+            AVFrame *f = av_frame_alloc();
+            AVPacket *p = av_packet_alloc();
+            hfyu_tab t;
+            uint8_t *out = NULL;
+            e->width = w;
+            e->height = h;
+            e->pix_fmt = AV_PIX_FMT_GRAY8;
+            e->time_base = (AVRational){1, 25};
+            av_dict_set(&d, "pred", "median", 0);
+            av_dict_set(&d, "context", "0", 0);
+            ret = avcodec_open2(e, codec, &d);
+            av_dict_free(&d);
+            f->format = AV_PIX_FMT_GRAY8;
+            f->width = w;
+            f->height = h;
+            if (ret < 0 || av_frame_get_buffer(f, 0) < 0 ||
+                hfyu_parse(e->extradata, e->extradata_size, &t)) {
+                snprintf(detail, sizeof detail, "%dx%d: open/parse failed", w, h);
+                bad = 1;
+            } else {
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++) {
+                        uint8_t v;
+                        seed = seed * 1103515245u + 12345u;
+                        switch (kind) {
+                        case 0: v = 0; break;
+                        case 1: v = (uint8_t)(x + 2 * y); break;
+                        case 2: v = (seed >> 24) < 20 ? (uint8_t)(seed >> 8) : 0; break;
+                        case 3: v = (uint8_t)(seed >> 16); break;
+                        case 4: v = (x + y) & 1 ? 255 : 0; break;
+                        default: v = (uint8_t)(128 + ((int)(seed >> 28) - 8)); break;
+                        }
+                        f->data[0][(size_t)y * f->linesize[0] + x] = v;
+                    }
+                out = malloc(hfyu_max_bytes(&t, w, h));
+                if (!out || avcodec_send_frame(e, f) < 0 || avcodec_receive_packet(e, p) < 0) {
+                    snprintf(detail, sizeof detail, "%dx%d: libavcodec failed", w, h);
+                    bad = 1;
+                } else {
+                    size_t k = hfyu_code(&t, f->data[0], f->linesize[0], w, h, out);
+                    if (k != (size_t)p->size || memcmp(out, p->data, k)) {
+                        snprintf(detail, sizeof detail, "%dx%d content %d: %zu bytes, libavcodec %d%s",
+                                 w, h, kind, k, p->size,
+                                 k == (size_t)p->size ? " (bytes differ)" : "");
+                        bad = 1;
+                    }
+                    n++;
+                }
+            }
+            free(out);
+            av_packet_free(&p);
+            av_frame_free(&f);
+            avcodec_free_context(&e);
+        }
+    CHECK(!bad, "hfyu_enc == libavcodec's ffvhuff (gray8, median, context 0), byte for byte",
+          "%s (after %d equal frames)", detail, n);
+    {
+        /* what hfyu_parse must refuse: another predictor, interlacing,
+         * context 1, a truncated or incomplete table */
+        static const uint8_t hdr[4] = {2, 0x70, 0x20, 1};
+        uint8_t ex[8];
+        hfyu_tab t;
+        int refused = 1;
+        memcpy(ex, hdr, 4);
+        ex[4] = 8 | 7 << 5; /* seven lengths of 8, then nothing: truncated */
+        refused &= hfyu_parse(ex, 5, &t) != 0;
+        ex[4] = 8;          /* 256 lengths of 8: a complete code */
+        ex[5] = 255;
+        ex[6] = 8 | 1 << 5;
+        refused &= hfyu_parse(ex, 7, &t) == 0;
+        ex[0] = 0; /* left predictor */
+        refused &= hfyu_parse(ex, 7, &t) != 0;
+        ex[0] = 2;
+        ex[2] = 0x10; /* interlaced */
+        refused &= hfyu_parse(ex, 7, &t) != 0;
+        ex[2] = 0x60; /* context 1 */
+        refused &= hfyu_parse(ex, 7, &t) != 0;
+        ex[2] = 0x20;
+        ex[4] = 9; /* 256 lengths of 9: not a complete code */
+        refused &= hfyu_parse(ex, 7, &t) != 0;
+        CHECK(refused, "hfyu_parse takes only gray8 median context-0 tables that form a "
+              "complete code", " ");
+    }
+}
+
 /* How many encoders code at once (venc_lanes' rule): one a thread below
  * 8 threads; from 8 on half of them, or three quarters for NVDEC's frames
  * (venc_opts.gpu_frames); FFV1 one a 4 threads. */
@@ -1341,6 +1450,7 @@ int main(void)
     test_mkv_tiny();
     test_mkv_parallel();
     test_mkv_lane_rule();
+    test_hfyu();
     test_size_change();
     test_y4m();
     test_stdin();
