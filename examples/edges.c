@@ -6,13 +6,16 @@
  *     cc edges.c $(pkg-config --cflags --libs gpuedge) -o edges
  *     ./edges in.ppm out.pgm
  *
- * Only the public API (gpuedge.h); the PNM reader is its own.
+ * Only the public API (gpuedge.h); the PNM reader is its own.  The map is
+ * written to OUT.tmp and renamed over OUT only once complete, so a failed
+ * write leaves no partial file and an existing OUT as it was.
  */
 #include <gpuedge.h>
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The next header number of a PNM file (skipping blanks and # comments);
  * -1 when there is none. */
@@ -83,6 +86,8 @@ int main(int argc, char **argv)
     uint64_t hist[GE_HIST_BINS];
     int w = 0, h = 0, r, status = 1;
     FILE *out = NULL;
+    char *tmp = NULL;
+    int made = 0; /* tmp is ours to remove */
 
     if (argc != 3) {
         fprintf(stderr, "usage: %s IN.ppm OUT.pgm\n", argv[0]);
@@ -103,17 +108,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "libgpuedge: %s (%s)\n", ge_last_error(ctx), ge_strerror(r));
         goto end;
     }
-    if (!(out = fopen(argv[2], "wb")) || fprintf(out, "P5\n%d %d\n255\n", w, h) < 0 ||
+    if (!(tmp = malloc(strlen(argv[2]) + 5))) {
+        fprintf(stderr, "out of memory\n");
+        goto end;
+    }
+    strcat(strcpy(tmp, argv[2]), ".tmp");
+    if (!(out = fopen(tmp, "wb")) || !(made = 1) ||
+        fprintf(out, "P5\n%d %d\n255\n", w, h) < 0 ||
         fwrite(edge, 1, (size_t)w * h, out) != (size_t)w * h) {
         perror(argv[2]);
         goto end;
     }
-    if (fclose(out) != 0) {
-        out = NULL;
+    r = fclose(out);
+    out = NULL;
+    if (r != 0 || rename(tmp, argv[2]) != 0) {
         perror(argv[2]);
         goto end;
     }
-    out = NULL;
+    free(tmp);
+    tmp = NULL;
     printf("%dx%d on the %s backend (libgpuedge %s): %llu pixels of edge value 0\n", w, h,
            ge_ctx_backend(ctx) == GE_BACKEND_GPU ? "GPU" : "CPU", ge_version(),
            (unsigned long long)hist[0]);
@@ -121,6 +134,9 @@ int main(int argc, char **argv)
 end:
     if (out)
         fclose(out);
+    if (made && tmp)
+        remove(tmp); /* a failed write: nothing partial left */
+    free(tmp);
     ge_ctx_free(&ctx);
     free(edge);
     free(rgb);

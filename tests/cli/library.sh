@@ -93,6 +93,19 @@ if [ $? -eq 0 ] && [ -x "$T/edges" ]; then
     else
         not_ok "examples/edges on a PGM: exit $rc: $(cat "$T/run.log")"
     fi
+    # a failed write (here OUT.tmp cannot be made: a directory of that name
+    # is in the way) leaves the existing OUT as it was
+    echo keep >"$T/old.pgm"
+    mkdir "$T/old.pgm.tmp"
+    LD_LIBRARY_PATH="$P/lib" "$T/edges" "$T/in.ppm" "$T/old.pgm" >"$T/run.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] && [ "$(cat "$T/old.pgm")" = keep ] && [ -d "$T/old.pgm.tmp" ] &&
+       grep -q 'old.pgm' "$T/run.log"; then
+        ok "examples/edges: a failed write keeps the existing output (and what was in the way), says why"
+    else
+        not_ok "examples/edges, failed write: exit $rc, old.pgm now $(head -c 20 "$T/old.pgm")"
+    fi
+    rmdir "$T/old.pgm.tmp" 2>/dev/null
 else
     not_ok "cc edges.c \$(pkg-config --cflags --libs gpuedge): $(head -c 300 "$T/cc.log")"
 fi
