@@ -962,29 +962,6 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
     }
 }
 
-int vid_reseek(vid_reader *r, double start)
-{
-    AVStream *st;
-    int64_t s0;
-    if (!r || !r->opened || r->failed || r->hw_lost || r->mem || sig_stop)
-        return -1;
-    st = r->fmt->streams[r->vidx];
-    s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
-    r->start_ts = start > 0 ? s0 + av_rescale_q(llrint(start * AV_TIME_BASE), AV_TIME_BASE_Q,
-                                                st->time_base)
-                            : AV_NOPTS_VALUE;
-    if (avformat_seek_file(r->fmt, r->vidx, INT64_MIN,
-                           r->start_ts != AV_NOPTS_VALUE ? r->start_ts : s0,
-                           r->start_ts != AV_NOPTS_VALUE ? r->start_ts : s0, 0) < 0)
-        return -1;
-    avcodec_flush_buffers(r->dec); /* also after draining: decoding resumes */
-    av_packet_unref(r->pkt);
-    av_frame_unref(r->frame);
-    r->draining = r->eof = 0;
-    r->errors_in_row = 0;
-    return 0;
-}
-
 void vid_close(vid_reader **pr)
 {
     vid_reader *r;
@@ -2251,6 +2228,14 @@ int venc_close(venc_writer **wp, int abandon)
 long venc_frames(const venc_writer *w)
 {
     return w ? w->nput : 0;
+}
+
+int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int threads)
+{
+    int kind = venc_kind(format_ext);
+    const venc_codec *vc = kind < 0 ? NULL : codec_find(kind, codec);
+    /* venc_lanes: FFVHuff/MagicYUV lanes differ from 8 threads on */
+    return vc && vc->lanes && vc->id != VC_FFV1 && cpu_threads(threads) >= 8;
 }
 
 int venc_encoders(const venc_writer *w)

@@ -145,14 +145,6 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
  * or concealed)" (ge_note) when decoding met any.  NULL-safe, sets *r to
  * NULL. */
 void vid_close(vid_reader **r);
-/* Goes on from `start` seconds (counted as vid_opts.start is): seeks to
- * the keyframe at or before it and flushes the decoder; frames before it
- * are dropped.  The demuxer and the CUDA device context stay; libavcodec's
- * H.264/HEVC flush frees the decoder's tables, so it (and its NVDEC
- * decoder) is set up again at the next keyframe.  For the segments of one file (vsource.c).  0, or -1 (the
- * reader cannot seek: memory input, a failed or lost decoder; open
- * another instead). */
-int vid_reseek(vid_reader *r, double start);
 
 void vid_get_info(const vid_reader *r, vid_info *info);
 /* Decoding errors so far: packets the demuxer flagged or the decoder
@@ -282,6 +274,9 @@ int venc_close(venc_writer **w, int abandon);
 long venc_frames(const venc_writer *w);
 /* Encoders coding frames at once (the lanes; 1 when coded in venc_put). */
 int venc_encoders(const venc_writer *w);
+/* 1 when venc_opts.gpu_frames would change how many encoders a `format_ext`
+ * output with `codec` (NULL: the default) gets at `threads` (0: the CPUs). */
+int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int threads);
 void venc_coded_size(const venc_writer *w, int *cw, int *ch);
 
 #endif

@@ -457,40 +457,23 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* GPUEDGE_VS_REUSE=1: a worker keeps its reader (demuxer, CUDA device
- * context) from segment to segment, seeking on (vid_reseek) instead of
- * opening another; the NVDEC decoder is still made again (see vid_reseek).
- * Off by default: on the H200 (2026-12-02, BENCHMARKS.md "The .mkv
- * bound") it gained 3.6 % (1590 frames of 1080p to /dev/null, 888 vs 857
- * fps) and passed every segment test and memcheck, but compute-sanitizer
- * racecheck over 3-4 segments on 2 sessions did not finish in 130-205 s
- * (the same run without the sanitizer: 1.1 s; racecheck with one segment a
- * session: 13.9 s).  Until that is understood, not a default.  Read once. */
-static int reuse_readers(void)
-{
-    static int on = -1;
-    if (on < 0)
-        on = getenv("GPUEDGE_VS_REUSE") && atoi(getenv("GPUEDGE_VS_REUSE")) > 0;
-    return on;
-}
-
-/* Decodes segment i into its queue, through *rp: the worker's reader from
- * its previous segment, seeked on (vid_reseek; only with
- * GPUEDGE_VS_REUSE=1), or NULL: one is opened.  A reader left in *rp may serve the worker's next
- * segment.  0, or -1 (the file failed: a message was printed, or sig_stop
- * is set). */
-static int decode_seg(vsrc *s, int i, vid_reader **rp)
+/* Decodes segment i into its queue.  0, or -1 (the file failed: a
+ * message was printed, or sig_stop is set).  Each segment opens its own
+ * reader: keeping one from segment to segment (seek + flush) gained 3.7 %
+ * on the H200 but compute-sanitizer racecheck did not finish over it, and
+ * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
+ * "The .mkv bound"). */
+static int decode_seg(vsrc *s, int i)
 {
     vs_seg *g = &s->segs[i];
     vid_opts vo = s->o;
-    vid_reader *r = *rp;
+    vid_reader *r = NULL;
     int retried = 0, first = 1, rc = 0;
     int64_t pushed = INT64_MIN; /* pts of the last frame queued */
     long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
-    *rp = NULL;
     g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
@@ -499,9 +482,7 @@ static int decode_seg(vsrc *s, int i, vid_reader **rp)
         pthread_mutex_unlock(&s->mu);
     } else {
         vo.start = seg_seconds(s, g->start);
-        if (r && vid_reseek(r, vo.start))
-            close_reader(s, &r);
-        if (!r && vid_open(s->path, &vo, &r))
+        if (vid_open(s->path, &vo, &r))
             return -1;
     }
     base = vid_corrupt_count(r);
@@ -608,9 +589,8 @@ static int decode_seg(vsrc *s, int i, vid_reader **rp)
             break;
         }
     }
-    if (r && (rc < 0 || !reuse_readers()))
+    if (r)
         close_reader(s, &r);
-    *rp = r;
     g->t_end = ge_now() - s->t0;
     return rc;
 }
@@ -618,12 +598,11 @@ static int decode_seg(vsrc *s, int i, vid_reader **rp)
 static void *worker(void *arg)
 {
     vsrc *s = arg;
-    vid_reader *r = NULL; /* kept from segment to segment */
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
-        rc = decode_seg(s, i, &r);
+        rc = decode_seg(s, i);
         pthread_mutex_lock(&s->mu);
         s->segs[i].done = 1;
         s->segs[i].failed = rc < 0;
@@ -632,8 +611,6 @@ static void *worker(void *arg)
             break; /* the file failed there: nothing after it is handed on */
     }
     pthread_mutex_unlock(&s->mu);
-    if (r)
-        close_reader(s, &r);
     return NULL;
 }
 
