@@ -1349,11 +1349,11 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
             have = 1;
         }
     }
-    /* The encoder's lanes depend on the decoder from 8 threads on
-     * (venc_opts.gpu_frames): where --hwdec=auto may yet choose NVDEC for
-     * this file, it opens at the first frame instead, when that is known. */
+    /* Where the encoder's lanes depend on the decoder (venc_opts.gpu_frames)
+     * and --hwdec=auto may yet choose NVDEC for this file, it opens at the
+     * first frame instead, when the decoder is known. */
     if (have && o->hwdec == CLI_HWDEC_AUTO && o->backend != CLI_BACKEND_CPU && !c->vr &&
-        (o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN)) >= 8 &&
+        venc_lanes_follow_decoder(j->vext, o->codec, o->threads) &&
         vsrc_auto_may_nvdec(o->threads, (double)vi.width * vi.height *
                                             (vi.nb_frames > 0 ? (double)vi.nb_frames
                                              : vi.duration > 0 && vi.frame_rate.num > 0

@@ -30,9 +30,13 @@ static int make_codes(hfyu_tab *t)
             return -1;
         bits >>= 1;
     }
+    /* two codes must fit one 32-bit append (put_row); FFVHuff's fixed
+     * gray8 tables have at most 15 bits */
+    if (bits != 1 || t->max_len > 16)
+        return -1; /* a complete code ends at exactly one root */
     for (int i = 0; i < 256; i++)
-        t->cl[i] = t->max_len <= 16 ? t->code[i] << 5 | t->len[i] : 0;
-    return bits == 1 ? 0 : -1; /* a complete code ends at exactly one root */
+        t->cl[i] = t->code[i] << 5 | t->len[i];
+    return 0;
 }
 
 int hfyu_parse(const uint8_t *ex, int size, hfyu_tab *t)
@@ -123,31 +127,29 @@ typedef struct bitw {
     uint8_t *o;
 } bitw;
 
-/* Writes the codes of r[0..w-1]; pairs of codes at once when every code
- * has at most 16 bits (a pair then fits one append). */
+/* Writes the codes of r[0..w-1], two at a time (hfyu_parse keeps codes
+ * to 16 bits, so a pair fits one append). */
 static void put_row(const hfyu_tab *t, const uint8_t *r, int w, bitw *b)
 {
     uint64_t acc = b->acc;
     int n = b->n, x = 0;
     uint8_t *o = b->o;
-    if (t->max_len <= 16) {
-        for (; x + 2 <= w; x += 2) {
-            uint32_t e0 = t->cl[r[x]], e1 = t->cl[r[x + 1]];
-            int l0 = (int)(e0 & 31), l1 = (int)(e1 & 31);
-            uint64_t c = (uint64_t)(e0 >> 5) << l1 | (e1 >> 5);
-            int full;
-            acc = acc << (l0 + l1) | c;
-            n += l0 + l1;
-            /* without a branch (where the words fall depends on the data):
-             * the word is stored whether or not it is full, and kept only
-             * when it is; a partial one is written over later */
-            full = n >= 32;
-            n -= full << 5;
-            store_le32(o, (uint32_t)(acc >> n));
-            o += full << 2;
-        }
+    for (; x + 2 <= w; x += 2) {
+        uint32_t e0 = t->cl[r[x]], e1 = t->cl[r[x + 1]];
+        int l0 = (int)(e0 & 31), l1 = (int)(e1 & 31);
+        uint64_t c = (uint64_t)(e0 >> 5) << l1 | (e1 >> 5);
+        int full;
+        acc = acc << (l0 + l1) | c;
+        n += l0 + l1;
+        /* without a branch (where the words fall depends on the data):
+         * the word is stored whether or not it is full, and kept only
+         * when it is; a partial one is written over later */
+        full = n >= 32;
+        n -= full << 5;
+        store_le32(o, (uint32_t)(acc >> n));
+        o += full << 2;
     }
-    for (; x < w; x++) {
+    if (x < w) { /* an odd count: the last code */
         int l0 = t->len[r[x]];
         acc = acc << l0 | t->code[r[x]];
         n += l0;

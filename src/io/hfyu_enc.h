@@ -28,14 +28,13 @@ typedef struct hfyu_tab {
     uint32_t code[256];
     uint8_t len[256]; /* 1..32 */
     int max_len;
-    uint32_t cl[256]; /* code << 5 | len, when max_len <= 16 (always so
-                         for the fixed gray8 tables: 15) */
+    uint32_t cl[256]; /* code << 5 | len (max_len <= 16: hfyu_parse) */
 } hfyu_tab;
 
 /* Reads FFVHuff extradata.  0: version 3, 8-bit grey (no chroma, no
  * alpha), median predictor, no decorrelation, not interlaced, context 0,
- * and one complete table (a prefix code); -1 for anything else (the
- * caller keeps libavcodec's encoder). */
+ * and one complete table (a prefix code) of codes up to 16 bits; -1 for
+ * anything else (the caller keeps libavcodec's encoder). */
 int hfyu_parse(const uint8_t *extradata, int size, hfyu_tab *t);
 
 /* Bytes a coded w x h frame can take at most (a multiple of 4). */
