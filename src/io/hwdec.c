@@ -463,3 +463,21 @@ void hw_detach_stats(long *mallocs, double *seconds, size_t *cached)
     *cached = cache_bytes;
     pthread_mutex_unlock(&cache_mu);
 }
+
+size_t hw_mem_free(int device)
+{
+    size_t fr = 0, tot = 0;
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess || (cur != device && cudaSetDevice(device) != cudaSuccess)) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        cudaGetLastError();
+        fr = 0;
+    }
+    if (cur != device)
+        if (cudaSetDevice(cur) != cudaSuccess)
+            cudaGetLastError();
+    return fr;
+}

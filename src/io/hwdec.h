@@ -83,5 +83,7 @@ int hw_on_surface(const src_frame *fr);
 /* hw_detach's buffers so far: cudaMallocs made, their seconds, bytes cached
  * (GPUEDGE_VS_TRACE). */
 void hw_detach_stats(long *mallocs, double *seconds, size_t *cached);
+/* Device `device`'s free memory in bytes (0 when CUDA cannot say). */
+size_t hw_mem_free(int device);
 
 #endif

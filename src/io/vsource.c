@@ -64,8 +64,8 @@
  * about 10; queued frames exhausted them — the failure of 2026-12-01,
  * "NVDEC frame without a usable luma plane" from frame 10); it then holds
  * a luma-plane buffer of GPU memory (pitch x height, P010 twice): at most
- * VS_DEV_BUDGET of them together, and segments short enough that
- * VS_HW_DECODERS of them fit in it. */
+ * the device budget (below) of them together, and segments short enough
+ * that VS_HW_DECODERS of them fit in it. */
 /* --hwdec=auto (vsrc_auto_nvdec): NVDEC when the file keeps at least
  * VS_AUTO_SESSIONS sessions busy and holds at least VS_AUTO_GPX gigapixels
  * to decode, or when the run has at most VS_AUTO_FEW_THREADS threads;
@@ -86,9 +86,18 @@
 #define VS_AUTO_SESSIONS 2
 #define VS_AUTO_GPX 1.0
 #define VS_AUTO_FEW_THREADS 8
+/* 2026-12-02 (BENCHMARKS.md, "2026-12-02 (later)"): a session's start
+ * (its first frame 0.1-0.4 s after the open) is paid once a segment, so
+ * one segment a session, as long as the device budget lets it be: an
+ * eighth of the free GPU memory, from 2 GiB (or a quarter of what is free,
+ * if less) to 8 GiB.  With the fixed 2 GiB before, 1080p segments were cut
+ * at 142 frames and 4K at 34 (12 and 9 segments on 7 sessions over 1,590
+ * and 530 frames); GPUEDGE_NVDEC_SEGS=N and GPUEDGE_NVDEC_BUDGET_MB=M set
+ * them for measurements. */
 #define VS_HW_DECODERS 7
-#define VS_HW_SEGS_PER_DECODER 2
-#define VS_DEV_BUDGET ((size_t)2 << 30)
+#define VS_HW_SEGS_PER_DECODER 1
+#define VS_DEV_BUDGET_MIN ((size_t)2 << 30)
+#define VS_DEV_BUDGET_MAX ((size_t)8 << 30)
 
 typedef struct vs_frame {
     struct vs_frame *next;
@@ -122,6 +131,8 @@ struct vsrc {
     int64_t s0;         /* the stream's start_time (ticks) */
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
+    int hw_segs;        /* segments a session (cut) */
+    size_t dev_budget;  /* GPU bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
     int trace;
 
@@ -363,7 +374,7 @@ static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 
     if (!pts || ndec < 1)
         return -1;
-    target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
+    target = limit / ((size_t)ndec * (s->hw ? (size_t)s->hw_segs : VS_SEGS_PER_DECODER));
     if (seg_max && target > seg_max)
         target = seg_max;
     if (target < VS_MIN_SEG)
@@ -445,7 +456,7 @@ static int may_decode(const vsrc *s, int i)
         return s->segs[i].qn < VS_HEAD_QUEUE;
     /* the next frame may be either kind (NVDEC falls back to software
      * per stream): both budgets */
-    return s->buffered < VS_MEM_BUDGET && s->dev_buffered < VS_DEV_BUDGET;
+    return s->buffered < VS_MEM_BUDGET && s->dev_buffered < s->dev_budget;
 }
 
 static void close_reader(vsrc *s, vid_reader **r)
@@ -629,6 +640,16 @@ int vsrc_auto_nvdec(int sessions, long threads, double gpx)
     return sessions >= VS_AUTO_SESSIONS && gpx >= VS_AUTO_GPX;
 }
 
+size_t vsrc_dev_budget(size_t free_bytes)
+{
+    size_t b = free_bytes / 8;
+    if (b < VS_DEV_BUDGET_MIN)
+        b = free_bytes / 4 < VS_DEV_BUDGET_MIN ? free_bytes / 4 : VS_DEV_BUDGET_MIN;
+    if (b > VS_DEV_BUDGET_MAX)
+        b = VS_DEV_BUDGET_MAX;
+    return b > ((size_t)64 << 20) ? b : (size_t)64 << 20;
+}
+
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -657,6 +678,9 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     khw = e && *e ? atoi(e) : VS_HW_DECODERS;
     if (khw < 1)
         khw = 1;
+    e = getenv("GPUEDGE_NVDEC_SEGS");
+    s->hw_segs = e && atoi(e) > 0 ? atoi(e) : VS_HW_SEGS_PER_DECODER;
+    s->dev_budget = VS_DEV_BUDGET_MIN;
     /* --hwdec=auto: the file opens in software first; the scan tells how
      * many NVDEC sessions its segments would keep busy, and
      * vsrc_auto_nvdec chooses; only NVDEC opens the device.  (--rgb never
@@ -710,7 +734,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     /* A regular file, two decoders or more: segments.  Software decoders
      * get their share of the threads each; NVDEC sessions (when the
      * reader just opened is one) one thread each, at most VS_HW_DECODERS,
-     * their segments short enough for VS_DEV_BUDGET.  When NVDEC was asked
+     * their segments short enough for the device budget.  When NVDEC was asked
      * for but this reader decodes in software (the codec, --rgb, no
      * device), the segments' readers are told so: the same choice without
      * asking the device again. */
@@ -718,11 +742,14 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         s->hw = 1;
         if (ndec > khw)
             ndec = khw;
+        e = getenv("GPUEDGE_NVDEC_BUDGET_MB");
+        s->dev_budget = e && atol(e) > 0 ? (size_t)atol(e) << 20
+                                         : vsrc_dev_budget(hw_mem_free(s->o.device));
         if (s->info.width > 0 && s->info.height > 0) {
             /* a luma plane at an aligned pitch (16-bit surfaces hold twice
              * that: the budget then stops decoders ahead earlier, no more) */
             size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height;
-            seg_max = VS_DEV_BUDGET / (fb * (size_t)ndec);
+            seg_max = s->dev_budget / (fb * (size_t)ndec);
         }
     } else {
         s->o.hwdec = VID_HWDEC_NONE;

@@ -48,6 +48,10 @@ int vsrc_auto_nvdec(int sessions, long threads, double gpx);
 /* Whether that rule may choose NVDEC for a file of `gpx` gigapixels
  * (sessions unknown: before the keyframe scan). */
 int vsrc_auto_may_nvdec(long threads, double gpx);
+/* GPU bytes NVDEC segments may hold decoded ahead, for a device with
+ * `free_bytes` free (vsource.c: an eighth, from 2 GiB or a quarter of what
+ * is free if less, to 8 GiB; 64 MiB at least). */
+size_t vsrc_dev_budget(size_t free_bytes);
 /* Segments planned (1: not segmented) and decoders running them. */
 int vsrc_segments(const vsrc *s);
 int vsrc_decoders(const vsrc *s);

@@ -113,6 +113,18 @@ int main(void)
     CHECK(!vsrc_auto_nvdec(1, 9, 0.01), "vauto: 9 threads, one session: software", "NVDEC");
     CHECK(vsrc_auto_may_nvdec(16, 1.0) && !vsrc_auto_may_nvdec(16, 0.99) && vsrc_auto_may_nvdec(8, 0),
           "vauto: before the scan, NVDEC possible from 1.0 Gpx or at 8 threads", "no");
+    /* NVDEC's device budget (vsrc_dev_budget): an eighth of the free
+     * memory within [2, 8] GiB; a small GPU keeps a quarter at most */
+    {
+        const size_t G = (size_t)1 << 30, M = (size_t)1 << 20;
+        CHECK(vsrc_dev_budget(139 * G) == 8 * G, "vauto: budget, H200 (139 GiB free): 8 GiB", "other");
+        CHECK(vsrc_dev_budget(40 * G) == 5 * G, "vauto: budget, 40 GiB free: 5 GiB", "other");
+        CHECK(vsrc_dev_budget(16 * G) == 2 * G, "vauto: budget, 16 GiB free: 2 GiB", "other");
+        CHECK(vsrc_dev_budget(10 * G) == 2 * G, "vauto: budget, 10 GiB free: 2 GiB (from 2)", "other");
+        CHECK(vsrc_dev_budget(6 * G) == 6 * G / 4, "vauto: budget, 6 GiB free: a quarter", "other");
+        CHECK(vsrc_dev_budget(100 * M) == 64 * M && vsrc_dev_budget(0) == 64 * M,
+              "vauto: budget, almost nothing free (or unknown): 64 MiB", "other");
+    }
     test_open();
     CHECK_EXIT();
 }
