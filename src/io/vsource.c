@@ -847,6 +847,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
 {
     vs_frame *f = NULL;
     int rc;
+    double t0 = ge_now();
 
     if (s->plain && !s->fallback) {
         rc = vid_next(s->plain, fr, buf);
@@ -898,6 +899,10 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
         return start_fallback(s) ? -1 : fallback_next(s, fr, buf);
     if (rc != 1)
         return rc;
+    /* The decoders run beside each other: what a frame's decoding costs the
+     * run is the time this call waited for it (--report's decode row; the
+     * decoder's own time per frame would add up across them) */
+    f->fr.decode_ms = (ge_now() - t0) * 1e3;
     if (f->fr.on_device) {
         /* a hardware decoder's surface (SPEC §4): handed on as it is, its
          * release goes with it */
