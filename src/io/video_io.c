@@ -1168,7 +1168,7 @@ typedef struct venc_par {
     int stop;       /* abandoning or failed: lanes skip what is queued */
     /* GPUEDGE_VENC_TRACE: seconds the caller spent copying and waiting
      * for a free slot, and the lanes muxing (under mu) */
-    double t_copy, t_wait, t_mux;
+    double t_copy, t_wait, t_mux, t_code;
 } venc_par;
 
 struct venc_writer {
@@ -1613,8 +1613,11 @@ static void *lane_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         /* an interrupted or failed run muxes nothing more: skip, do not
          * code (the slot still passes through the muxer, which frees it) */
+        double t0 = ge_now();
         err = skip || sig_stop ? AVERROR_EXIT : lane_code(p->w->hfyu, l, s);
+        t0 = ge_now() - t0;
         pthread_mutex_lock(&p->mu);
+        p->t_code += t0;
         s->err = err < 0 ? err : 0;
         s->done = 1;
         if (!p->muxing) {
@@ -1765,8 +1768,9 @@ static int par_finish(venc_writer *w, int abandon)
         }
     if (getenv("GPUEDGE_VENC_TRACE"))
         fprintf(stderr, "gpuedge: venc trace: %ld frames, %d lanes: caller copying %.1f ms, "
-                "waiting for a slot %.1f ms; muxing %.1f ms\n", p->muxed, p->nlanes,
-                p->t_copy * 1e3, p->t_wait * 1e3, p->t_mux * 1e3);
+                "waiting for a slot %.1f ms; muxing %.1f ms; coding %.1f ms (lanes summed, "
+                "%d slots)\n", p->muxed, p->nlanes, p->t_copy * 1e3, p->t_wait * 1e3,
+                p->t_mux * 1e3, p->t_code * 1e3, p->nslots);
     for (int i = 0; i < p->nlanes && !abandon && !w->failed; i++) {
         int ret = avcodec_send_frame(p->lanes[i].enc, NULL);
         if (ret >= 0) {

@@ -218,7 +218,17 @@ typedef struct gpu_engine {
     int stopped;
     ge_ctx *ctx;      /* o->ctx, or the engine's own (own_ctx) */
     int own_ctx;
+    /* GPUEDGE_PIPE_TRACE: seconds each thread spent waiting and working
+     * (printed at the end): the decode thread waiting for an input slot /
+     * in the source; this thread waiting for a filled slot / an output
+     * slot / submitting; the writer waiting for a frame / for its
+     * download / in the sink */
+    int trace;
+    double t_dec_wait, t_dec_src, t_sub_in, t_sub_out, t_sub, t_wr_wait, t_wr_dl, t_wr_sink;
 } gpu_engine;
+
+/* ge_now() when tracing (else 0): the trace's clock */
+static double tnow(const gpu_engine *e) { return e->trace ? ge_now() : 0; }
 
 static int eng_failed(gpu_engine *e) { return __atomic_load_n(&e->fatal, __ATOMIC_ACQUIRE); }
 static void eng_fail(gpu_engine *e) { __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE); }
@@ -237,8 +247,10 @@ static void *decode_thread(void *arg)
     gpu_engine *e = arg;
     use_device(e->o);
     for (;;) {
+        double t0 = tnow(e), t1;
         in_slot *s = q_pop(&e->free_in);
         int r;
+        e->t_dec_wait += tnow(e) - t0;
         if (eng_failed(e) || sig_stopped()) {
             e->stopped = sig_stopped() != 0;
             break;
@@ -249,7 +261,9 @@ static void *decode_thread(void *arg)
             break;
         }
         src_frame_host(&s->fr);
+        t1 = tnow(e);
         r = e->src->next(e->src->ctx, &s->fr, &s->h);
+        e->t_dec_src += tnow(e) - t1;
         if (r < 0)
             eng_fail(e);
         if (r <= 0)
@@ -279,10 +293,17 @@ static void *writer_thread(void *arg)
     const pipe_opts *o = e->o;
     out_slot *s;
     use_device(o);
-    while ((s = q_pop(&e->done_out))) {
-        int ok = !eng_failed(e);
+    for (;;) {
+        double t0 = tnow(e), t1;
+        int ok;
+        if (!(s = q_pop(&e->done_out)))
+            break;
+        t1 = tnow(e);
+        e->t_wr_wait += t1 - t0;
+        ok = !eng_failed(e);
         if (ok && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_DL1])) != cudaSuccess)
             ok = 0;
+        e->t_wr_dl += tnow(e) - t1;
         if (ok && s->check && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_CHECK])) != cudaSuccess)
             ok = 0;
         if (s->fr.release) {
@@ -349,9 +370,10 @@ static void *writer_thread(void *arg)
                 .edge = s->h_edge.p, .hist = s->h_hist,
                 .on_device = f_on_device(s),
             };
-            double wms = 0;
+            double wms = 0, t2 = tnow(e);
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
                 eng_fail(e);
+            e->t_wr_sink += tnow(e) - t2;
             if (o->report && wms >= 0)
                 rep_add(o->report, REP_WRITE, wms);
         }
@@ -886,6 +908,13 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     e->o = o;
     e->nslots = o->slots > 0 ? (o->slots < PIPE_MAX_SLOTS ? o->slots : PIPE_MAX_SLOTS)
                              : PIPE_DEFAULT_SLOTS;
+    if (o->slots <= 0 && getenv("GPUEDGE_PIPE_SLOTS")) {
+        /* measurements: 6 gave nothing over 3 at 1080p/4K -> .mkv (BENCHMARKS.md) */
+        int n = atoi(getenv("GPUEDGE_PIPE_SLOTS"));
+        if (n >= 2)
+            e->nslots = n < PIPE_MAX_SLOTS ? n : PIPE_MAX_SLOTS;
+    }
+    e->trace = getenv("GPUEDGE_PIPE_TRACE") != NULL;
     e->src = src;
     e->sink = sink;
     e->fused = !o->staged;
@@ -916,10 +945,20 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     }
     have_dec = 1;
 
-    while ((s = q_pop(&e->filled_in))) {
+    for (;;) {
+        double t0 = tnow(e), t1;
+        if (!(s = q_pop(&e->filled_in)))
+            break;
+        t1 = tnow(e);
+        e->t_sub_in += t1 - t0;
         if (!eng_failed(e)) {
             out_slot *os = q_pop(&e->free_out);
-            if (submit(e, s, os, seq++) == 0) {
+            double t2 = tnow(e);
+            int rs;
+            e->t_sub_out += t2 - t1;
+            rs = submit(e, s, os, seq++);
+            e->t_sub += tnow(e) - t2;
+            if (rs == 0) {
                 s->fr.release = NULL; /* the output slot's copy owns it now */
                 q_push(&e->done_out, os);
             } else {
@@ -945,6 +984,12 @@ fail:
         pthread_join(wr, NULL);
     }
     ret = eng_failed(e) ? -1 : (e->stopped || sig_stopped()) ? -2 : 0;
+    if (e->trace)
+        ge_note("pipe trace (%d slots): decode thread waiting for a slot %.3f s, in the source "
+                "%.3f s; submitting thread waiting for a frame %.3f s, for an output slot "
+                "%.3f s, submitting %.3f s; writer waiting for a frame %.3f s, for its "
+                "download %.3f s, in the sink %.3f s", e->nslots, e->t_dec_wait, e->t_dec_src,
+                e->t_sub_in, e->t_sub_out, e->t_sub, e->t_wr_wait, e->t_wr_dl, e->t_wr_sink);
     if (o->report && e->strip_frames)
         o->report->path = e->fused ? "fused (strips)" : "staged (big frames: fused strips)";
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
