@@ -47,6 +47,14 @@ int so_fd(const so_file *f);
 const char *so_path(const so_file *f);
 /* The final name (for messages). */
 const char *so_name(const so_file *f);
+/* Starts writing the file's bytes before `upto` back to the disk, once
+ * 32 MiB more than last time are waiting (sync_file_range: no wait), so
+ * that so_commit's fsync has little left.  so_write does it by itself;
+ * libav, which writes the temp file by itself, calls it with its
+ * position.  No-op for direct outputs. */
+void so_writeback(so_file *f, off_t upto);
+/* Bytes from the start whose writeback so_writeback has started. */
+off_t so_writeback_started(const so_file *f);
 /* Marks the file failed with errno-style `err` (e.g. a muxer error). */
 void so_fail(so_file *f, int err);
 

@@ -2045,6 +2045,8 @@ static int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
         venc_error(w, "writing", ret);
         return -1;
     }
+    if (!w->custom_io) /* libavformat writes the temp file itself */
+        so_writeback(w->out, avio_tell(w->oc->pb));
     return 0;
 }
 

@@ -312,6 +312,63 @@ static void test_big_writes(void)
           n);
 }
 
+/* so_writeback: started every 32 MiB written (not for 10 MiB, not for a
+ * direct output, not with GPUEDGE_WRITEBACK=0), and the bytes arrive the
+ * same */
+static void test_writeback(void)
+{
+    const char *e = getenv("GPUEDGE_WRITEBACK");
+    const int off = e && *e && !atoi(e);
+    const size_t piece = (size_t)1 << 20;
+    unsigned char *buf = malloc(piece), *back = malloc(piece);
+    char p[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    off_t small = -1, big = -1, dev = -1;
+    int rc, same = 1;
+    FILE *fp;
+
+    if (!buf || !back) {
+        CHECK(0, "writeback: buffers", "out of memory");
+        free(buf);
+        free(back);
+        return;
+    }
+    clear_dir();
+    path_in(p, sizeof p, "wb.bin");
+    rc = so_open(&f, p, &o, NULL, 0);
+    for (int i = 0; rc == 0 && i < 100; i++) {
+        memset(buf, i, piece);
+        so_write(f, buf, piece);
+        if (i == 9)
+            small = so_writeback_started(f);
+    }
+    big = so_writeback_started(f);
+    rc |= so_commit(&f);
+    fp = fopen(p, "rb");
+    for (int i = 0; fp && i < 100 && same; i++) {
+        memset(buf, i, piece);
+        same = fread(back, 1, piece, fp) == piece && !memcmp(buf, back, piece);
+    }
+    same = same && fp && fgetc(fp) == EOF;
+    if (fp)
+        fclose(fp);
+    if (so_open(&f, "/dev/null", &o, NULL, 0) == 0) {
+        for (int i = 0; i < 40; i++)
+            so_write(f, buf, piece);
+        dev = so_writeback_started(f);
+        so_commit(&f);
+    }
+    CHECK(rc == 0 && same, "writeback: 100 MiB in 1 MiB pieces arrive intact", "rc=%d same=%d",
+          rc, same);
+    CHECK(small == 0 && big == (off ? 0 : (off_t)96 << 20),
+          off ? "writeback: off with GPUEDGE_WRITEBACK=0" : "writeback: started at 32, 64 and 96 MiB, not by 10",
+          "at 10 MiB %lld, at 100 MiB %lld", (long long)small, (long long)big);
+    CHECK(dev == 0, "writeback: never for a direct output (/dev/null)", "%lld", (long long)dev);
+    free(buf);
+    free(back);
+}
+
 static void test_same_file(void)
 {
     char in[256], link_[256], dot[256], hard[256], out[256], cwd[512];
@@ -661,6 +718,7 @@ int main(void)
     test_abort();
     test_long_names();
     test_big_writes();
+    test_writeback();
     test_same_file();
     test_dirs();
     test_direct();
