@@ -80,7 +80,7 @@ typedef struct hw_token {
  * sessions allocating at once, a cudaMalloc of a 1080p plane cost 0.8 ms
  * on average (886 of them over 1590 frames, 0.7 s summed over the 7
  * threads; they also hold up the sessions' own start), because segments
- * decode far ahead (VS_DEV_BUDGET).  So a miss allocates HW_SLAB_BYTES
+ * decode far ahead (vsource.c's device budget).  So a miss allocates HW_SLAB_BYTES
  * worth of planes of that size at once (at most HW_SLAB_MAX, at least
  * one), the rest going into the cache.  GPUEDGE_HW_SLAB=0: one plane a
  * cudaMalloc (A/B). */
@@ -95,11 +95,8 @@ static double t_malloc; /* and their seconds */
 
 static int slab_planes(size_t n)
 {
-    static int off = -1; /* GPUEDGE_HW_SLAB=0 (read once) */
     size_t k = HW_SLAB_BYTES / (n ? n : 1);
-    if (off < 0)
-        off = getenv("GPUEDGE_HW_SLAB") && !atoi(getenv("GPUEDGE_HW_SLAB"));
-    if (off || k < 1)
+    if (!ge_env_long("GPUEDGE_HW_SLAB", 1) || k < 1)
         return 1;
     return k > HW_SLAB_MAX ? HW_SLAB_MAX : (int)k;
 }

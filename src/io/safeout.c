@@ -394,14 +394,6 @@ static void raw_write(so_file *f, const unsigned char *p, size_t n)
     so_writeback(f, f->written);
 }
 
-static int wb_off = -1; /* GPUEDGE_WRITEBACK=0 (read once) */
-static pthread_once_t wb_once = PTHREAD_ONCE_INIT;
-static void read_wb_env(void)
-{
-    const char *e = getenv("GPUEDGE_WRITEBACK");
-    wb_off = e && *e && !atoi(e);
-}
-
 off_t so_writeback_started(const so_file *f)
 {
     return f ? f->wb : 0;
@@ -409,10 +401,8 @@ off_t so_writeback_started(const so_file *f)
 
 void so_writeback(so_file *f, off_t upto)
 {
-    if (!f || f->direct || f->fd < 0 || f->err || upto - f->wb < SO_WB_STEP)
-        return;
-    pthread_once(&wb_once, read_wb_env);
-    if (wb_off)
+    if (!f || f->direct || f->fd < 0 || f->err || upto - f->wb < SO_WB_STEP ||
+        !ge_env_long("GPUEDGE_WRITEBACK", 1))
         return;
     /* a hint: an error here shows again at the fsync, which is checked */
     (void)sync_file_range(f->fd, f->wb, upto - f->wb, SYNC_FILE_RANGE_WRITE);

@@ -1379,11 +1379,9 @@ static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
 
     if (o && o->lanes > 0) /* asked for (tests, benchmarks) */
         return o->lanes < VENC_MAX_LANES ? o->lanes : VENC_MAX_LANES;
-    if (getenv("GPUEDGE_ENC_LANES") && atoi(getenv("GPUEDGE_ENC_LANES")) > 0) {
-        /* the same, from outside (measuring the lanes/decoders split) */
-        n = atoi(getenv("GPUEDGE_ENC_LANES"));
+    /* the same, from outside (measuring the lanes/decoders split) */
+    if ((n = (int)ge_env_long("GPUEDGE_ENC_LANES", 0)) > 0)
         return n < VENC_MAX_LANES ? n : VENC_MAX_LANES;
-    }
     if (threads < 2)
         return 1;
     /* FFVHuff/MagicYUV: one lane a thread, but from 8 threads on half of
@@ -1593,13 +1591,13 @@ static void *lane_main(void *arg)
 {
     venc_lane *l = arg;
     venc_par *p = l->par;
-    const char *nice_env = getenv("GPUEDGE_ENC_NICE");
+    const long nice_inc = ge_env_long("GPUEDGE_ENC_NICE", 0);
 
     /* GPUEDGE_ENC_NICE=N: the lanes at nice +N (Linux: per thread), so
      * that decoder threads, which wait on the GPU and then run briefly,
      * get a core at once (an A/B knob, BENCHMARKS.md) */
-    if (nice_env && atoi(nice_env) > 0)
-        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), atoi(nice_env));
+    if (nice_inc > 0)
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)nice_inc);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         venc_slot *s;
@@ -1902,7 +1900,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
      * tables when they are what it codes (GPUEDGE_FFVHUFF_OWN=0: by
      * libavcodec, for A/B) */
     if (wr->par && wr->vc->id == VC_FFVHUFF && pixfmt == AV_PIX_FMT_GRAY8 &&
-        !(getenv("GPUEDGE_FFVHUFF_OWN") && !atoi(getenv("GPUEDGE_FFVHUFF_OWN")))) {
+        ge_env_long("GPUEDGE_FFVHUFF_OWN", 1)) {
         if (!(wr->hfyu = malloc(sizeof *wr->hfyu)))
             goto oom;
         if (hfyu_parse(wr->enc->extradata, wr->enc->extradata_size, wr->hfyu)) {
@@ -1965,7 +1963,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
      * byte it writes on the one thread that writes them, 1 ms of a 1080p
      * FFVHuff frame's 1.4 ms there (BENCHMARKS.md, "The .mkv bound").
      * FFV1 keeps its slice CRCs.  GPUEDGE_MKV_CRC=1 writes them (A/B). */
-    if (wr->kind == VENC_MKV && !(getenv("GPUEDGE_MKV_CRC") && atoi(getenv("GPUEDGE_MKV_CRC")) > 0))
+    if (wr->kind == VENC_MKV && ge_env_long("GPUEDGE_MKV_CRC", 0) <= 0)
         av_dict_set(&mopts, "write_crc32", "0", 0);
     ret = avformat_write_header(wr->oc, &mopts);
     if (ret < 0) {

@@ -678,8 +678,9 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     khw = e && *e ? atoi(e) : VS_HW_DECODERS;
     if (khw < 1)
         khw = 1;
-    e = getenv("GPUEDGE_NVDEC_SEGS");
-    s->hw_segs = e && atoi(e) > 0 ? atoi(e) : VS_HW_SEGS_PER_DECODER;
+    s->hw_segs = (int)ge_env_long("GPUEDGE_NVDEC_SEGS", VS_HW_SEGS_PER_DECODER);
+    if (s->hw_segs < 1)
+        s->hw_segs = VS_HW_SEGS_PER_DECODER;
     s->dev_budget = VS_DEV_BUDGET_MIN;
     /* --hwdec=auto: the file opens in software first; the scan tells how
      * many NVDEC sessions its segments would keep busy, and
@@ -742,9 +743,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         s->hw = 1;
         if (ndec > khw)
             ndec = khw;
-        e = getenv("GPUEDGE_NVDEC_BUDGET_MB");
-        s->dev_budget = e && atol(e) > 0 ? (size_t)atol(e) << 20
-                                         : vsrc_dev_budget(hw_mem_free(s->o.device));
+        long mb = ge_env_long("GPUEDGE_NVDEC_BUDGET_MB", 0);
+        s->dev_budget = mb > 0 ? (size_t)mb << 20 : vsrc_dev_budget(hw_mem_free(s->o.device));
         if (s->info.width > 0 && s->info.height > 0) {
             /* a luma plane at an aligned pitch (16-bit surfaces hold twice
              * that: the budget then stops decoders ahead earlier, no more) */

@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -126,6 +127,17 @@ void ge_note(const char *fmt, ...)
 
 // ---------------------------------------------------------------------------
 // Helpers
+
+long ge_env_long(const char *name, long dflt)
+{
+    const char *e = getenv(name);
+    char *end;
+    long v;
+    if (!e || !*e)
+        return dflt;
+    v = strtol(e, &end, 10);
+    return end == e ? dflt : v;
+}
 
 double ge_now(void)
 {

@@ -32,6 +32,10 @@ extern int ge_verbose; /* -v */
 /* Monotonic clock in seconds (CLOCK_MONOTONIC). */
 double ge_now(void);
 
+/* A GPUEDGE_* measurement knob: the integer in environment variable
+ * `name`, or `dflt` when it is unset, empty or not a number. */
+long ge_env_long(const char *name, long dflt);
+
 /* Lower-case extension of path without the dot ("" if none); points into
  * a static-free caller buffer of size n. */
 const char *ge_ext(const char *path, char *buf, size_t n);
