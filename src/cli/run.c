@@ -1354,10 +1354,7 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
      * first frame instead, when the decoder is known. */
     if (have && o->hwdec == CLI_HWDEC_AUTO && o->backend != CLI_BACKEND_CPU && !c->vr &&
         venc_lanes_follow_decoder(j->vext, o->codec, o->threads) &&
-        vsrc_auto_may_nvdec(o->threads, (double)vi.width * vi.height *
-                                            (vi.nb_frames > 0 ? (double)vi.nb_frames
-                                             : vi.duration > 0 && vi.frame_rate.num > 0
-                                             ? vi.duration * av_q2d(vi.frame_rate) : 0) / 1e9))
+        vsrc_auto_may_nvdec(o->threads, vsrc_info_gpx(&vi)))
         have = 0;
     if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
         strcmp(j->output, "-") && (stat(j->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode))) {

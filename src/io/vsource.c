@@ -627,17 +627,26 @@ static void *worker(void *arg)
 
 // ---------------------------------------------------------------------------
 
-int vsrc_auto_may_nvdec(long threads, double gpx)
-{
-    long n = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
-    return n <= VS_AUTO_FEW_THREADS || gpx >= VS_AUTO_GPX;
-}
-
 int vsrc_auto_nvdec(int sessions, long threads, double gpx)
 {
     if (threads <= VS_AUTO_FEW_THREADS)
         return 1;
     return sessions >= VS_AUTO_SESSIONS && gpx >= VS_AUTO_GPX;
+}
+
+int vsrc_auto_may_nvdec(long threads, double gpx)
+{
+    /* the rule with every session the file could keep busy */
+    return vsrc_auto_nvdec(VS_HW_DECODERS, threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN),
+                           gpx);
+}
+
+double vsrc_info_gpx(const vid_info *vi)
+{
+    double n = vi->nb_frames > 0 ? (double)vi->nb_frames
+               : vi->duration > 0 && vi->frame_rate.num > 0
+                   ? vi->duration * av_q2d(vi->frame_rate) : 0;
+    return n * vi->width * vi->height / 1e9;
 }
 
 size_t vsrc_dev_budget(size_t free_bytes)
@@ -703,8 +712,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     if (autohw) {
         const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
         int hw_ndec = ndec < khw ? ndec : khw, sessions = 1, use;
-        double gpx = (double)(scanned ? sc.limit : (size_t)s->info.nb_frames) *
-                     s->info.width * s->info.height / 1e9;
+        double gpx = scanned ? (double)sc.limit * s->info.width * s->info.height / 1e9
+                             : vsrc_info_gpx(&s->info);
         s->hw = 1; /* cut as for NVDEC */
         if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
             sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;

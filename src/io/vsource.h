@@ -48,6 +48,9 @@ int vsrc_auto_nvdec(int sessions, long threads, double gpx);
 /* Whether that rule may choose NVDEC for a file of `gpx` gigapixels
  * (sessions unknown: before the keyframe scan). */
 int vsrc_auto_may_nvdec(long threads, double gpx);
+/* Gigapixels a video holds (its frames, from the container's count or
+ * its duration and rate; 0 when neither is known) x width x height. */
+double vsrc_info_gpx(const vid_info *vi);
 /* GPU bytes NVDEC segments may hold decoded ahead, for a device with
  * `free_bytes` free (vsource.c: an eighth, from 2 GiB or a quarter of what
  * is free if less, to 8 GiB; 64 MiB at least). */
