@@ -1109,6 +1109,9 @@ typedef struct venc_codec {
  * (at most about 2 bytes a pixel are written of the worst-case ones). */
 #define VENC_INTRA_BYTES_PER_PX 8
 #define VENC_MAX_LANES 16
+/* From this many threads FFVHuff/MagicYUV get fewer lanes than threads,
+ * how many depending on the decoder (venc_lanes). */
+#define VENC_SHARE_FROM 8
 /* Default memory for the encoders' packet buffers together (--mem-limit,
  * when given, replaces it): at most this, and at most 1/VENC_RAM_SHARE of
  * physical memory; one encoder is always allowed.  3 GiB keeps 4K at two
@@ -1392,7 +1395,7 @@ static int venc_lanes(const venc_writer *wr, int threads, const venc_opts *o)
      * 1590 frames of 1080p); with NVDEC, once the lanes mux (2026-12-02),
      * 12 beat 8 (1080p 565-586 vs 462-481, 4K 162 vs 143) and 16 (565). */
     n = ffv1 ? (threads + VENC_LANE_THREADS - 1) / VENC_LANE_THREADS
-        : threads < 8 ? threads
+        : threads < VENC_SHARE_FROM ? threads
         : o && o->gpu_frames ? threads * 3 / 4 : threads / 2;
     if (n < 2)
         n = 2;
@@ -1566,12 +1569,10 @@ static void par_mux_ready(venc_par *p)
         pthread_mutex_unlock(&p->mu);
         t0 = ge_now();
         bad = 0;
-        if (skip) {
-            ;
-        } else if (err < 0) {
+        if (!skip && err < 0) {
             venc_error(w, "encoding", err); /* quiet when interrupted */
             bad = 1;
-        } else if (w->failed || mux_packet(w, s->pkt, s->dur)) {
+        } else if (!skip && (w->failed || mux_packet(w, s->pkt, s->dur))) {
             bad = 1;
         }
         av_packet_unref(s->pkt);
@@ -2238,8 +2239,8 @@ int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int thr
 {
     int kind = venc_kind(format_ext);
     const venc_codec *vc = kind < 0 ? NULL : codec_find(kind, codec);
-    /* venc_lanes: FFVHuff/MagicYUV lanes differ from 8 threads on */
-    return vc && vc->lanes && vc->id != VC_FFV1 && cpu_threads(threads) >= 8;
+    /* venc_lanes: FFVHuff/MagicYUV lanes depend on it from VENC_SHARE_FROM on */
+    return vc && vc->lanes && vc->id != VC_FFV1 && cpu_threads(threads) >= VENC_SHARE_FROM;
 }
 
 int venc_encoders(const venc_writer *w)

@@ -856,7 +856,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
 {
     vs_frame *f = NULL;
     int rc;
-    double t0 = ge_now();
+    double t0;
 
     if (s->plain && !s->fallback) {
         rc = vid_next(s->plain, fr, buf);
@@ -868,6 +868,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
         return 0;
     if (s->fallback)
         return fallback_next(s, fr, buf);
+    t0 = ge_now();
     pthread_mutex_lock(&s->mu);
     for (;;) {
         vs_seg *g;
