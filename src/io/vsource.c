@@ -115,6 +115,7 @@ typedef struct vs_seg {
     vs_frame *head, *tail;
     int qn;
     int done, failed;
+    int begun; /* its first frame is out of the decoder (or it ended) */
     /* GPUEDGE_VS_TRACE: seconds from vsrc_open to this segment's start,
      * its reader opened, first frame queued, end; waiting for room;
      * moving frames off NVDEC surfaces; frames queued */
@@ -132,6 +133,7 @@ struct vsrc {
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
     int hw_segs;        /* segments a session (cut) */
+    int hw_order;       /* NVDEC sessions start decoding in segment order */
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
     int trace;
@@ -498,6 +500,19 @@ static int decode_seg(vsrc *s, int i)
     }
     base = vid_corrupt_count(r);
     g->t_open = ge_now() - s->t0;
+    if (s->hw && s->hw_order && i > 0) {
+        /* An NVDEC session is made at its first frame, and sessions made
+         * at once come up one after another in no set order (H200: ~60 ms
+         * apart at 1080p, 85 at 4K; a segment's late start delays every
+         * frame after it in the output): segment i's waits for segment
+         * i-1's first frame, so they come up in the order the frames are
+         * handed on (BENCHMARKS.md "2026-12-02 (third session)"; L1080 ->
+         * .mkv +15 %, GPUEDGE_NVDEC_ORDER=0 for A/B). */
+        pthread_mutex_lock(&s->mu);
+        while (!s->quit && !s->segs[i - 1].begun && !s->segs[i - 1].done)
+            pthread_cond_wait(&s->cv, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+    }
     for (;;) {
         vs_frame *f;
         int k;
@@ -564,6 +579,10 @@ static int decode_seg(vsrc *s, int i)
             }
         }
         pthread_mutex_lock(&s->mu);
+        if (!g->begun) {
+            g->begun = 1;
+            pthread_cond_broadcast(&s->cv);
+        }
         if (k == 1) {
             if (f->fr.on_device) {
                 f->bytes = 0;
@@ -688,6 +707,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     if (khw < 1)
         khw = 1;
     s->hw_segs = (int)ge_env_long("GPUEDGE_NVDEC_SEGS", VS_HW_SEGS_PER_DECODER);
+    s->hw_order = ge_env_long("GPUEDGE_NVDEC_ORDER", 1) != 0;
     if (s->hw_segs < 1)
         s->hw_segs = VS_HW_SEGS_PER_DECODER;
     s->dev_budget = VS_DEV_BUDGET_MIN;
