@@ -1689,7 +1689,7 @@ int run_main(cli_opts *o)
     int status, use_gpu = 0, r, nok = 0, nfail = 0, nskip = 0, probe_gpu, nlanes = 1;
     int devs[64], ndev = 1;
     long long nframes = 0;
-    double t0, t_run = ge_now(), t_cuda = 0;
+    double t0 = 0, t_run = ge_now(), t_cuda = 0, t_closed = 0, t_engine = 0;
     gpu_probe_job *probe = NULL;
 
     memset(&c, 0, sizeof c);
@@ -2024,6 +2024,7 @@ int run_main(cli_opts *o)
     }
     wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;
+    t_engine = t0 + rep.wall_s;
     /* an engine that failed before its sink finished leaves an early
      * output open: abandoned (the writer thread is joined) */
     close_output(&c, 1);
@@ -2037,6 +2038,7 @@ int run_main(cli_opts *o)
      * the decode thread is joined (it left the input open and ~1 MB of
      * decoder state allocated until exit). */
     vsrc_close(&c.vr);
+    t_closed = ge_now();
 
     if (c.hist) {
         if (r == 0) {
@@ -2127,5 +2129,12 @@ end:
     free(c.jobs);
     free(c.inputs);
     rep_free(&rep);
+    if (getenv("GPUEDGE_PIPE_TRACE") && t_closed > 0)
+        /* what the process does after its engine: the rest of a timed
+         * run's wall is the process's start and exit (H200: 0.13-0.15 s,
+         * not CUDA's user-space teardown: BENCHMARKS.md "Exit") */
+        ge_note("exit trace (from the run's start): engine ended %.3f s, sources and outputs "
+                "closed %.3f s, everything freed %.3f s", t_engine - t_run,
+                t_closed - t_run, ge_now() - t_run);
     return status;
 }
