@@ -1295,14 +1295,33 @@ static int open_hist(run_ctx *c)
     return so_write(c->hist, "\n", 1);
 }
 
+/* Whether early_open opens the first video on NVDEC (--hwdec auto or
+ * nvdec) while CUDA initialises: the file's open and keyframe scan need
+ * no device (vsrc_open opens it in software first), and the sessions
+ * open as soon as the context exists instead of after the probe's
+ * thread is joined.  Not for --devices (the engines' devices are planned
+ * after the probe), nor without a CUDA driver (nothing to overlap:
+ * the usual path says why); GPUEDGE_EARLY_NVDEC=0 turns it off (A/B). */
+static int early_nvdec(const cli_opts *o, const gpu_probe_job *probe)
+{
+    int rt = 0, drv = 0;
+    if (o->hwdec == CLI_HWDEC_NONE || o->backend == CLI_BACKEND_CPU || o->ndevices > 1 ||
+        o->devices_all || gpu_probe_done(probe) || !ge_env_long("GPUEDGE_EARLY_NVDEC", 1))
+        return 0;
+    gpu_versions(&rt, &drv);
+    return drv > 0;
+}
+
 /* Start-up (issue 11): while CUDA initialises on its own thread
  * (gpu_probe_start, ~0.35 s on the H200 machine), open the first job's
  * video and, for a video output, its encoder and muxer, which the decode
  * and writer threads would otherwise open only once the engine runs.
- * With NVDEC possible (--hwdec auto/nvdec) the decoder needs the device,
- * so only the header is read here (for the encoder's size); the source
- * opens the video as before (so reading the header is skipped when the
- * probe already ended: no driver, nothing to overlap).  The encoder is opened for the header's
+ * With NVDEC possible (--hwdec auto/nvdec) the video opens here too
+ * (early_nvdec; its NVDEC sessions wait inside for the context the probe
+ * is making), or, where early_nvdec says no, only its header is read (for
+ * the encoder's size) and the source opens the video as before (reading
+ * the header is skipped when the probe already ended: nothing to
+ * overlap).  The encoder is opened for the header's
  * size; media_put opens it again if the first frame has another.  Only
  * for a final file written through a temp (never a pipe or a device,
  * where a header would already be out) and without --keep-partial: an
@@ -1327,10 +1346,12 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     jq_take_through(&c->sh->q, pos);
     j = &c->jobs[ji];
     ge_err_muted = 1;
-    if (o->hwdec == CLI_HWDEC_NONE) {
-        /* the source's own open (media_next), whichever backend runs */
+    if (o->hwdec == CLI_HWDEC_NONE || early_nvdec(o, probe)) {
+        /* the source's own open (media_next): in software whichever
+         * backend runs, or, betting on the GPU backend, as it would open
+         * there (the GPU engine's device: one, --device) */
         vid_opts vo = {o->start, o->frames, o->rgb, o->threads, 0, 0};
-        vo.hwdec = CLI_HWDEC_NONE;
+        vo.hwdec = o->hwdec;
         vo.device = o->device;
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr) == 0) {
@@ -1362,7 +1383,8 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
         AVRational fps = vi.frame_rate.num > 0 ? vi.frame_rate : (AVRational){25, 1};
         venc_opts eo;
         enc_opts(c, &eo);
-        eo.gpu_frames = o->hwdec == CLI_HWDEC_NVDEC && o->backend != CLI_BACKEND_CPU;
+        eo.gpu_frames = c->vr ? vsrc_nvdec(c->vr)
+                              : o->hwdec == CLI_HWDEC_NVDEC && o->backend != CLI_BACKEND_CPU;
         if (so_open(&c->out, j->output, &c->so, c->inputs, c->njobs) == 0 &&
             venc_open(c->out, j->vext, vi.width, vi.height, tb, fps, &eo, &c->enc) == 0) {
             c->sink_job = ji;
@@ -1380,6 +1402,29 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     if (ge_verbose && have)
         ge_note("%s: %s%s opened in %.0f ms while CUDA initialises", j->input,
                 c->vr ? "video" : "header", c->enc ? " and encoder" : "", (ge_now() - t) * 1e3);
+}
+
+/* early_open bet on the GPU backend (early_nvdec) and lost: the probe
+ * failed and the CPU engine runs, which takes frames in host memory
+ * only.  The video opens again in software, as media_next would have
+ * opened it, and an early output goes (its encoder was sized for NVDEC's
+ * frames): media_put opens it at the first frame. */
+static void early_to_software(run_ctx *c)
+{
+    vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+    job *j = &c->jobs[c->vr_job];
+    vo.hwdec = CLI_HWDEC_NONE;
+    vo.device = c->o->device;
+    vsrc_close(&c->vr);
+    venc_close(&c->enc, 1);
+    so_abort(&c->out);
+    c->sink_job = -1;
+    c->early_w = c->early_h = 0;
+    j->t_begin = ge_now();
+    if (vsrc_open(j->input, &vo, &c->vr))
+        j->src_failed = 1;
+    else
+        video_opened(c, c->vr_job);
 }
 
 /* An early_open the run never used (it stopped before the engine). */
@@ -1841,6 +1886,8 @@ int run_main(cli_opts *o)
             ge_note("%s; using the CPU backend", why);
         }
     }
+    if (!use_gpu && vsrc_nvdec(c.vr))
+        early_to_software(&c);
 
     if (use_gpu && c.nvs) {
         char why[512];

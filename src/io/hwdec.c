@@ -253,6 +253,14 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
         snprintf(why, n, "CUDA device %d: %s", device, cudaGetErrorString(ce));
         goto fail;
     }
+    /* libavutil retains the primary context only with blocking-sync
+     * scheduling ("already active with incompatible flags" otherwise), as
+     * gpu_probe sets it; when this opens while the probe still runs (run.c
+     * early_open), cudaSetDevice above may have made the context first:
+     * the flags again, for it (changing an active primary context's flags
+     * is allowed since CUDA 11) */
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+        cudaGetLastError();
     h->device = device;
     snprintf(name, sizeof name, "%d", device);
     err = av_hwdevice_ctx_create(&h->dev, AV_HWDEVICE_TYPE_CUDA, name, NULL,

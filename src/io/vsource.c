@@ -685,7 +685,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int khw, autohw = 0, scanned = 0;
+    int khw, autohw = 0, sw_first = 0, reopen, scanned = 0;
     const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
     size_t seg_max = 0;
     vs_scan sc;
@@ -711,13 +711,26 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     if (s->hw_segs < 1)
         s->hw_segs = VS_HW_SEGS_PER_DECODER;
     s->dev_budget = VS_DEV_BUDGET_MIN;
-    /* --hwdec=auto: the file opens in software first; the scan tells how
-     * many NVDEC sessions its segments would keep busy, and
-     * vsrc_auto_nvdec chooses; only NVDEC opens the device.  (--rgb never
-     * decodes on NVDEC: the reader says so itself.) */
-    if (o->hwdec == VID_HWDEC_AUTO && !o->rgb) {
-        autohw = 1;
-        vo.hwdec = VID_HWDEC_NONE;
+    /* --hwdec=auto and nvdec: a file that can be opened again opens in
+     * software first, for the scan below (which needs no device): auto's
+     * rule (vsrc_auto_nvdec) reads it, and only then does NVDEC open the
+     * device, so run.c's early_open overlaps reading and scanning the file
+     * with CUDA's start-up.  A pipe is read once: nvdec opens it on NVDEC,
+     * auto as its rule says for one session.  (--rgb never decodes on
+     * NVDEC: the reader says so itself.) */
+    reopen = strcmp(path, "-") &&
+             (strstr(path, "://") || (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)));
+    if (o->hwdec != VID_HWDEC_NONE && !o->rgb) {
+        if (reopen) {
+            sw_first = 1;
+            vo.hwdec = VID_HWDEC_NONE;
+        } else if (o->hwdec == VID_HWDEC_AUTO && !vsrc_auto_nvdec(1, ncpu, 0)) {
+            vo.hwdec = VID_HWDEC_NONE;
+            if (ge_verbose)
+                ge_note("%s: --hwdec=auto: decoding in software (a stream read once: one NVDEC "
+                        "session, %ld threads; NVDEC with %d threads or fewer)", path, ncpu,
+                        VS_AUTO_FEW_THREADS);
+        }
     }
     /* The file opens as it always did (the messages are vid_open's; it
      * also sets up libav's logging before the scan below reads anything). */
@@ -726,40 +739,45 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         return -1;
     }
     vid_get_info(s->plain, &s->info);
+    autohw = sw_first && o->hwdec == VID_HWDEC_AUTO;
     if (strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
         S_ISREG(sb.st_mode) && (ndec >= 2 || autohw))
         scanned = scan(s, &sc) == 0;
-    if (autohw) {
-        const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
-        int hw_ndec = ndec < khw ? ndec : khw, sessions = 1, use;
-        double gpx = scanned ? (double)sc.limit * s->info.width * s->info.height / 1e9
-                             : vsrc_info_gpx(&s->info);
-        s->hw = 1; /* cut as for NVDEC */
-        if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
-            sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
-        free(s->segs);
-        s->segs = NULL;
-        s->nseg = 0;
-        s->hw = 0;
-        use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+    if (sw_first) {
+        int use = 1;
+        if (autohw) {
+            const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
+            int hw_ndec = ndec < khw ? ndec : khw, sessions = 1;
+            double gpx = scanned ? (double)sc.limit * s->info.width * s->info.height / 1e9
+                                 : vsrc_info_gpx(&s->info);
+            s->hw = 1; /* cut as for NVDEC */
+            if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
+                sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
+            free(s->segs);
+            s->segs = NULL;
+            s->nseg = 0;
+            s->hw = 0;
+            use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+            if (!use && ge_verbose)
+                ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
+                        "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
+                        "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
+                        VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
+            if (use && ge_verbose && c && hw_codec_exact(c->id))
+                ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
+                        sessions, sessions == 1 ? "" : "s", gpx, ncpu);
+        }
         if (use) {
-            /* NVDEC, or a codec whose reader explains itself (-v) */
+            /* NVDEC (or, under auto, a codec whose reader explains itself
+             * under -v): opened again, now on the device */
             vid_close(&s->plain);
-            vo.hwdec = VID_HWDEC_AUTO;
+            vo.hwdec = o->hwdec;
             if (vid_open(path, &vo, &s->plain)) {
                 scan_free(&sc);
                 vsrc_close(&s);
                 return -1;
             }
-        } else if (ge_verbose) {
-            ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
-                    "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
-                    "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
-                    VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
         }
-        if (use && ge_verbose && c && hw_codec_exact(c->id))
-            ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
-                    sessions, sessions == 1 ? "" : "s", gpx, ncpu);
     }
     /* A regular file, two decoders or more: segments.  Software decoders
      * get their share of the threads each; NVDEC sessions (when the
@@ -1029,6 +1047,11 @@ long vsrc_corrupt_count(const vsrc *s)
     n = s->corrupt;
     pthread_mutex_unlock((pthread_mutex_t *)&s->mu);
     return n;
+}
+
+int vsrc_nvdec(const vsrc *s)
+{
+    return s && s->hw;
 }
 
 int vsrc_segments(const vsrc *s)

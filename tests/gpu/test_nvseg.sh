@@ -10,9 +10,14 @@
 #             and "NVDEC decoding") == --hwdec=none --threads 1 (one
 #             software decoder): the .y4m edge maps and --hist byte for
 #             byte; the whole-file runs end with the last frame (frame
-#             counts from ffprobe in frames.txt); one .mkv as well
+#             counts from ffprobe in frames.txt); one .mkv as well, also
+#             with the video opened after CUDA's start-up and the sessions
+#             in any order (GPUEDGE_EARLY_NVDEC=0, GPUEDGE_NVDEC_ORDER=0)
+#   no GPU    CUDA_VISIBLE_DEVICES empty: --hwdec=nvdec fails in one line;
+#             the defaults run the CPU backend == software
 #   auto      --hwdec=auto's rule: software segments with 16 threads, NVDEC
-#             segments with 4, both == software
+#             segments with 4, both == software; the same from a pipe (read
+#             once: one session)
 #   batch     -o DIR over segmented and short clips and a bad file, NVDEC:
 #             each output == its one-at-a-time software run, the bad file
 #             fails alone with one line (exit 1), nothing partial left;
@@ -109,6 +114,32 @@ ge "$L/mkv.hw.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/hw.mkv"; hrc=$RC
 { [ $src = 0 ] && [ $hrc = 0 ] && [ -n "$(segs "$L/mkv.hw.log")" ] && cmp -s "$T/sw.mkv" "$T/hw.mkv"; } &&
     ok "h264_seg.mp4 -> .mkv: $(segs "$L/mkv.hw.log") == software, byte for byte" ||
     not_ok "h264_seg.mp4 -> .mkv: exit $src/$hrc, $(segs "$L/mkv.hw.log"), $(cmp "$T/sw.mkv" "$T/hw.mkv" 2>&1 | head -1)"
+# the same .mkv with the sessions coming up in any order
+# (GPUEDGE_NVDEC_ORDER=0) and with the video opened only after CUDA's
+# start-up (GPUEDGE_EARLY_NVDEC=0): the same bytes; the default run opened
+# the video, on NVDEC, while CUDA initialised (run.c early_open)
+GPUEDGE_NVDEC_ORDER=0 GPUEDGE_EARLY_NVDEC=0 ge "$L/mkv.late.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/late.mkv"; lrc=$RC
+{ [ $hrc = 0 ] && [ $lrc = 0 ] && grep -q 'video and encoder opened in .* while CUDA initialises' "$L/mkv.hw.log" &&
+  grep -q 'header and encoder opened in' "$L/mkv.late.log" && [ -n "$(segs "$L/mkv.late.log")" ] &&
+  cmp -s "$T/hw.mkv" "$T/late.mkv"; } &&
+    ok "h264_seg.mp4 -> .mkv: opened on NVDEC while CUDA initialises, sessions in segment order == opened after it, sessions in any order, byte for byte" ||
+    not_ok "h264_seg.mp4 -> .mkv early/late: exit $hrc/$lrc, $(grep -m1 -o 'video.*opened in.*' "$L/mkv.hw.log"), $(cmp "$T/hw.mkv" "$T/late.mkv" 2>&1 | head -1)"
+rm -f "$T"/*.mkv
+
+# ---- no usable GPU (CUDA_VISIBLE_DEVICES empty: the driver is there, no
+# device): --hwdec=nvdec fails with one line, exit 1, no output; the
+# default (--backend auto, --hwdec auto) opens the video early betting on
+# the GPU, then runs the CPU backend in software: == --hwdec=none
+ge "$L/nogpu.ref.log" -y --backend=cpu --hwdec=none --frames 40 "$f" "$T/ref.mkv"
+CUDA_VISIBLE_DEVICES= ge "$L/nogpu.nv.log" -y --hwdec=nvdec --frames 40 "$f" "$T/nv.mkv"; nrc=$RC
+CUDA_VISIBLE_DEVICES= ge "$L/nogpu.auto.log" -y -v --frames 40 "$f" "$T/auto.mkv"; arc=$RC
+{ [ $nrc = 1 ] && [ "$(wc -l <"$L/nogpu.nv.log")" = 1 ] && grep -q -- '--hwdec=nvdec' "$L/nogpu.nv.log" &&
+  [ -z "$(ls -A "$T" | grep nv.mkv)" ]; } &&
+    ok "no usable GPU, --hwdec=nvdec: exit 1, one line ($(cut -c1-70 "$L/nogpu.nv.log")...), nothing written" ||
+    not_ok "no usable GPU, --hwdec=nvdec: exit $nrc, $(wc -l <"$L/nogpu.nv.log") lines ($(head -2 "$L/nogpu.nv.log" | tr '\n' ' ')), $(ls -A "$T" | tr '\n' ' ')"
+{ [ $arc = 0 ] && grep -q 'using the CPU backend' "$L/nogpu.auto.log" && cmp -s "$T/ref.mkv" "$T/auto.mkv"; } &&
+    ok "no usable GPU, defaults: the CPU backend, == --hwdec=none, byte for byte" ||
+    not_ok "no usable GPU, defaults: exit $arc, $(grep -m1 'CPU backend\|gpuedge:' "$L/nogpu.auto.log"), $(cmp "$T/ref.mkv" "$T/auto.mkv" 2>&1 | head -1)"
 rm -f "$T"/*.mkv
 
 # ---- --hwdec=auto's rule (src/io/vsource.c vsrc_auto_nvdec) on a segmented clip:
@@ -128,6 +159,20 @@ ge "$L/auto4.log" -y -v --backend=gpu --threads 4 "$f" "$T/auto4.y4m"; a4=$RC
     ok "h264_seg.mp4 --hwdec=auto --threads 4: $(segs "$L/auto4.log"), same bytes" ||
     not_ok "h264_seg.mp4 --hwdec=auto --threads 4: exit $a4, $(grep -m1 -- '--hwdec=auto\|segments on' "$L/auto4.log")"
 rm -f "$T"/auto*.y4m
+# a pipe is read once (no software-first open, no reopen): --hwdec=auto
+# with 4 threads decodes on NVDEC, with 16 in software, both == software
+f=$D/h264_vfr.mkv
+ge "$L/pipe.ref.log" -y --backend=gpu --hwdec=none --threads 1 "$f" "$T/pipe.ref.y4m"
+ge "$L/pipe4.log" -y -v --backend=gpu --threads 4 - "$T/pipe4.y4m" <"$f"; p4=$RC
+ge "$L/pipe16.log" -y -v --backend=gpu --threads 16 - "$T/pipe16.y4m" <"$f"; p16=$RC
+{ [ $p4 = 0 ] && grep -q 'NVDEC decoding' "$L/pipe4.log" && cmp -s "$T/pipe.ref.y4m" "$T/pipe4.y4m"; } &&
+    ok "h264_vfr.mkv from a pipe, --hwdec=auto --threads 4: NVDEC, same bytes" ||
+    not_ok "h264_vfr.mkv from a pipe, --threads 4: exit $p4, $(grep -m1 'NVDEC\|software' "$L/pipe4.log"), $(cmp "$T/pipe.ref.y4m" "$T/pipe4.y4m" 2>&1 | head -1)"
+{ [ $p16 = 0 ] && grep -q 'a stream read once' "$L/pipe16.log" && ! grep -q 'NVDEC decoding' "$L/pipe16.log" &&
+  cmp -s "$T/pipe.ref.y4m" "$T/pipe16.y4m"; } &&
+    ok "h264_vfr.mkv from a pipe, --hwdec=auto --threads 16: software ($(grep -m1 -o 'a stream read once[^;]*' "$L/pipe16.log")), same bytes" ||
+    not_ok "h264_vfr.mkv from a pipe, --threads 16: exit $p16, $(grep -m1 'NVDEC\|software' "$L/pipe16.log"), $(cmp "$T/pipe.ref.y4m" "$T/pipe16.y4m" 2>&1 | head -1)"
+rm -f "$T"/pipe*.y4m
 
 # ---- batch: NVDEC over several files == each alone in software; a bad file fails alone
 batch=(h264_seg.mp4 short_a.mp4 bad.mp4 hevc10_seg.mkv short_b.mkv)

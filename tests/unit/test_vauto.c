@@ -5,8 +5,10 @@
  * vsrc_open applies it (-v says which and why) with the frames unchanged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "hwdec.h"
@@ -42,6 +44,54 @@ static long run_vsrc(const char *path, int threads, int hwdec, uint64_t *hash)
     vsrc_close(&s);
     host_buf_free(&buf);
     return rc < 0 ? -1 : n;
+}
+
+/* Standard input read as a video ("-"): once, without the software-first
+ * open and reopen a file gets (which would lose what the first open read):
+ * --hwdec=auto decides for one session (16 threads: software, and -v says
+ * why; 4 threads: the reader's own NVDEC attempt); every frame as from the
+ * file. */
+static void test_pipe(const char *dir, const char *mp4)
+{
+    char mkv[64], cmd[512];
+    uint64_t h_ref, h;
+    long n_ref, n;
+    const char *err;
+    int in = dup(0);
+    snprintf(mkv, sizeof mkv, "%s/c.mkv", dir);
+    snprintf(cmd, sizeof cmd, "ffmpeg -nostdin -v error -i %s -c copy %s", mp4, mkv);
+    if (in < 0 || system(cmd) != 0) {
+        CHECK(0, "vauto: pipe: a Matroska copy of the clip", "ffmpeg failed");
+        return;
+    }
+    n_ref = run_vsrc(mkv, 1, VID_HWDEC_NONE, &h_ref);
+    for (int threads = 16; threads >= 4; threads -= 12) {
+        int fd = open(mkv, O_RDONLY);
+        if (fd < 0 || dup2(fd, 0) < 0) {
+            CHECK(0, "vauto: pipe: stdin from the clip", "%s", strerror(errno));
+            break;
+        }
+        close(fd);
+        ge_verbose = 1;
+        check_capture_start();
+        n = run_vsrc("-", threads, VID_HWDEC_AUTO, &h);
+        err = check_capture_end();
+        ge_verbose = 0;
+        dup2(in, 0);
+        if (threads == 16)
+            CHECK(n_ref == 200 && n == n_ref && h == h_ref && strstr(err, "a stream read once"),
+                  "vauto: auto from a pipe, 16 threads: software (one session), every frame",
+                  "%ld of %ld frames, hash %s; stderr: %.300s", n, n_ref,
+                  h == h_ref ? "same" : "differs", err);
+        else
+            CHECK(n == n_ref && h == h_ref && !strstr(err, "a stream read once"),
+                  "vauto: auto from a pipe, 4 threads: the reader's NVDEC attempt (here "
+                  "software), read once, every frame",
+                  "%ld of %ld frames, hash %s; stderr: %.300s", n, n_ref,
+                  h == h_ref ? "same" : "differs", err);
+    }
+    close(in);
+    unlink(mkv);
 }
 
 /* vsrc_open under --hwdec=auto on this machine (no GPU needed): the rule
@@ -91,6 +141,7 @@ static void test_open(void)
           "software), same frames",
           "%ld frames, hash %s; stderr: %.300s", n, h == h_ref ? "same" : "differs", err);
     ge_verbose = 0;
+    test_pipe(dir, clip);
     unlink(clip);
     rmdir(dir);
 }
