@@ -685,8 +685,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int khw, autohw = 0, sw_first = 0, reopen, scanned = 0;
-    const char *e = getenv("GPUEDGE_NVDEC_SESSIONS");
+    int khw, autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
     size_t seg_max = 0;
     vs_scan sc;
 
@@ -703,7 +702,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     s->trace = getenv("GPUEDGE_VS_TRACE") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    khw = e && *e ? atoi(e) : VS_HW_DECODERS;
+    khw = (int)ge_env_long("GPUEDGE_NVDEC_SESSIONS", VS_HW_DECODERS);
     if (khw < 1)
         khw = 1;
     s->hw_segs = (int)ge_env_long("GPUEDGE_NVDEC_SEGS", VS_HW_SEGS_PER_DECODER);
@@ -718,8 +717,9 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * with CUDA's start-up.  A pipe is read once: nvdec opens it on NVDEC,
      * auto as its rule says for one session.  (--rgb never decodes on
      * NVDEC: the reader says so itself.) */
-    reopen = strcmp(path, "-") &&
-             (strstr(path, "://") || (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)));
+    regular = strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
+              S_ISREG(sb.st_mode);
+    reopen = regular || (strcmp(path, "-") && strstr(path, "://"));
     if (o->hwdec != VID_HWDEC_NONE && !o->rgb) {
         if (reopen) {
             sw_first = 1;
@@ -740,8 +740,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     }
     vid_get_info(s->plain, &s->info);
     autohw = sw_first && o->hwdec == VID_HWDEC_AUTO;
-    if (strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
-        S_ISREG(sb.st_mode) && (ndec >= 2 || autohw))
+    if (regular && (ndec >= 2 || autohw))
         scanned = scan(s, &sc) == 0;
     if (sw_first) {
         int use = 1;
