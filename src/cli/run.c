@@ -859,6 +859,16 @@ static int lane_fail_now(run_ctx *c)
     return -1;
 }
 
+/* The source's options for a video of this run, decoded by `hwdec` on
+ * `device` (media_next, early_open, early_to_software). */
+static vid_opts video_opts(const cli_opts *o, int hwdec, int device)
+{
+    vid_opts vo = {o->start, o->frames, o->rgb, o->threads, 0, 0};
+    vo.hwdec = hwdec;
+    vo.device = device;
+    return vo;
+}
+
 /* The frame source (decode thread): every pending job in order, images
  * through stb, videos through libav frame by frame.  A bad file is
  * reported, marked (src_failed) and skipped; the batch goes on. */
@@ -922,10 +932,9 @@ static int media_next(void *ctx, src_frame *fr, host_buf *buf)
             j->src_failed = 1;
             continue;
         }
-        vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
-        /* NVDEC's frames stay on the device: only for the GPU engine */
-        vo.hwdec = c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE;
-        vo.device = c->device; /* this engine's: NVDEC sessions spread over the devices */
+        /* NVDEC's frames stay on the device: only for the GPU engine, on
+         * this engine's device (NVDEC sessions spread over the devices) */
+        vid_opts vo = video_opts(c->o, c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE, c->device);
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
@@ -1350,9 +1359,7 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
         /* the source's own open (media_next): in software whichever
          * backend runs, or, betting on the GPU backend, as it would open
          * there (the GPU engine's device: one, --device) */
-        vid_opts vo = {o->start, o->frames, o->rgb, o->threads, 0, 0};
-        vo.hwdec = o->hwdec;
-        vo.device = o->device;
+        vid_opts vo = video_opts(o, o->hwdec, o->device);
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr) == 0) {
             video_opened(c, ji);
@@ -1411,10 +1418,8 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
  * frames): media_put opens it at the first frame. */
 static void early_to_software(run_ctx *c)
 {
-    vid_opts vo = {c->o->start, c->o->frames, c->o->rgb, c->o->threads, 0, 0};
+    vid_opts vo = video_opts(c->o, CLI_HWDEC_NONE, c->o->device);
     job *j = &c->jobs[c->vr_job];
-    vo.hwdec = CLI_HWDEC_NONE;
-    vo.device = c->o->device;
     vsrc_close(&c->vr);
     venc_close(&c->enc, 1);
     so_abort(&c->out);
