@@ -2181,12 +2181,19 @@ end:
     free(c.jobs);
     free(c.inputs);
     rep_free(&rep);
-    if (getenv("GPUEDGE_PIPE_TRACE") && t_closed > 0)
+    if (getenv("GPUEDGE_PIPE_TRACE") && t_closed > 0) {
         /* what the process does after its engine: the rest of a timed
          * run's wall is the process's start and exit (H200: 0.13-0.15 s,
-         * not CUDA's user-space teardown: BENCHMARKS.md "Exit") */
+         * not CUDA's user-space teardown: BENCHMARKS.md "Exit"); the run's
+         * start on the wall clock, so that a script that took the time
+         * before exec and after the exit can split the two */
+        struct timespec rt;
+        double now = ge_now();
+        clock_gettime(CLOCK_REALTIME, &rt);
         ge_note("exit trace (from the run's start): engine ended %.3f s, sources and outputs "
-                "closed %.3f s, everything freed %.3f s", t_engine - t_run,
-                t_closed - t_run, ge_now() - t_run);
+                "closed %.3f s, everything freed %.3f s; the run began at %.6f (epoch s)",
+                t_engine - t_run, t_closed - t_run, now - t_run,
+                (double)rt.tv_sec + rt.tv_nsec * 1e-9 - (now - t_run));
+    }
     return status;
 }
