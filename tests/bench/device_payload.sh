@@ -14,6 +14,11 @@
 #   bash tests/bench/device_payload.sh [peers] [gpuedge] [big]
 #     big: a third, optional payload .device-bench-big/ (gpuedge + the one
 #          5640x3172 JPEG only) for the "one photo as a whole process" target
+#     gputests: .device/ for tests/gpu/run's video steps (nvseg, nvdec):
+#          gpuedge, test_nvsurf and $GPUTEST_PROGS (more tests/bin programs),
+#          the clips test_nvseg_clips.sh / test_nvdec_clips.sh make here
+#          (kept in build/device-clips) but test_nvdec.sh's timing clip;
+#          no photos, no real clips
 # Env: MAIN (the checkout that travels: /work/main), REALDATA (its media,
 #   default build/realdata of this checkout; fetch_realdata.sh makes it),
 #   GPUEDGE ($MAIN/gpuedge), MKCLIP ($MAIN/tests/bin/bench_mkclip, built
@@ -32,7 +37,8 @@ PACK=${PACK:-/work/shared/device/pack}
 what=${*:-peers gpuedge}
 
 die() { echo "device_payload: $*" >&2; exit 1; }
-[ -d "$RD/photos" ] && [ -s "$RD/video/bbb720.mp4" ] || die "no media in $RD (run tests/bench/fetch_realdata.sh)"
+[ "$what" = gputests ] || { [ -d "$RD/photos" ] && [ -s "$RD/video/bbb720.mp4" ]; } ||
+    die "no media in $RD (run tests/bench/fetch_realdata.sh)"
 grep -q '^/\.device\*/' "$MAIN/.git/info/exclude" 2>/dev/null ||
     grep -q '^/\.device\*/' "$(git -C "$MAIN" rev-parse --git-common-dir)/info/exclude" 2>/dev/null ||
     die "$MAIN does not ignore /.device*/ (.git/info/exclude): the payloads would travel as tracked-looking files"
@@ -63,10 +69,9 @@ check_size() { # DIR [LIMIT_MIB]: what travels is the tree (tracked + untracked,
 stripped() { # BIN DIR: a stripped copy in DIR
     cp "$1" "$2/" && strip "$2/$(basename "$1")"
 }
-gpuedge_payload() { # DIR PHOTO... : gpuedge + mkclip + libs + extras
-    local d=$1; shift
+programs_payload() { # DIR PROGRAM... : the programs (stripped, xz'd) + their libs
+    local d=$1 p; shift
     [ -x "$GPUEDGE" ] || die "no $GPUEDGE (make -C $MAIN SMS=90)"
-    [ -x "$MKCLIP" ] || make -C "$(dirname "$(dirname "$(dirname "$MKCLIP")")")" --no-print-directory SMS=90 tests/bin/bench_mkclip >&2
     fresh "$d"
     # pack's library cache from a sibling payload (pack rebuilds it if the
     # set of libraries differs): compressing them takes minutes here
@@ -75,8 +80,11 @@ gpuedge_payload() { # DIR PHOTO... : gpuedge + mkclip + libs + extras
         [ -f "$d/libs.key" ] || [ ! -f "$c" ] || cp "$c" "$(dirname "$c")/libs.tar.xz" "$d/"
     done
     local tmp; tmp=$(mktemp -d)
-    stripped "$GPUEDGE" "$tmp"; stripped "$MKCLIP" "$tmp"
-    "$PACK" -o "$d" "$tmp/gpuedge" "$tmp/bench_mkclip" >&2
+    for p in "$@"; do
+        [ -x "$p" ] || die "no $p (make -C $MAIN SMS=90 gpu-tests)"
+        stripped "$p" "$tmp"
+    done
+    "$PACK" -o "$d" "$tmp"/* >&2
     rm -rf "$tmp"
     # the binaries travel xz'd (gpuedge: 9 MB -> 2 MB) and are unpacked by env.sh
     for b in "$d"/bin/*; do xz -6 -f "$b"; done
@@ -88,6 +96,11 @@ for _f in "$_d"/bin/*.xz; do
 done
 export PATH=/tmp/bench-bin:$PATH GPUEDGE=/tmp/bench-bin/gpuedge BENCH_PAYLOAD=$_d
 ENV
+}
+gpuedge_payload() { # DIR PHOTO... : gpuedge + mkclip + libs + photos
+    local d=$1; shift
+    [ -x "$MKCLIP" ] || make -C "$(dirname "$(dirname "$(dirname "$MKCLIP")")")" --no-print-directory SMS=90 tests/bin/bench_mkclip >&2
+    programs_payload "$d" "$GPUEDGE" "$MKCLIP"
     mkdir -p "$d/photos" "$d/video"
     for f in "$@"; do cp "$RD/photos/$f" "$d/photos/"; done
 }
@@ -148,7 +161,21 @@ big)
     check_size "$d" "${LIMIT_MIB_BIG:-63}"
     out_cmds+=("call C (optional, one 5640x3172 JPEG): carry [\".device-bench-big\"], timeout_s 300, command:
   . .device-bench-big/env.sh; bash tests/bench/device_run.sh big") ;;
-*) die "unknown payload $w (peers, gpuedge, big)" ;;
+gputests)
+    d=$MAIN/.device
+    C=$MAIN/build/device-clips
+    [ -s "$C/nvseg/frames.txt" ] || sh tests/gpu/test_nvseg_clips.sh "$C/nvseg"
+    [ -n "$(ls "$C/nvclips" 2>/dev/null)" ] || sh tests/gpu/test_nvdec_clips.sh "$C/nvclips"
+    # shellcheck disable=SC2086
+    programs_payload "$d" "$GPUEDGE" "$MAIN/tests/bin/test_nvsurf" ${GPUTEST_PROGS:-}
+    # test_nvdec.sh's 1080p timing clip (7.7 MB) does not fit beside the
+    # rest: its timing rows skip (test_nvseg.sh times its own 1080p clip)
+    cp -r "$C/nvseg" "$C/nvclips" "$d/"
+    rm -f "$d/nvclips/bench_1080p.mp4"
+    check_size "$d" "${LIMIT_MIB_TESTS:-63}"
+    out_cmds+=("GPU tests: carry [\".device\"], command:
+  . .device/env.sh; bash tests/gpu/run info nvseg nvdec") ;;
+*) die "unknown payload $w (peers, gpuedge, big, gputests)" ;;
 esac; done
 echo
 for c in "${out_cmds[@]}"; do echo "$c"; echo; done
