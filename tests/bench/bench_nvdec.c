@@ -11,7 +11,10 @@
  *   bench_nvdec [-s] [-t THREADS] [-d DEVICE] INPUT K...
  *
  * One line a K: "bench_nvdec: nvdec K=4: 1200 frames (1200 on the GPU) in
- * 0.812 s = 1478 fps, 369 fps a session".  Exit 1 if any reader failed,
+ * 0.812 s = 1478 fps, 369 fps a session", then one line a session in
+ * the order their first frames came: when vid_open returned, the first
+ * and the last frame came (ms since the K threads started), and the rate
+ * after the first frame.  Exit 1 if any reader failed,
  * or (NVDEC) if a frame did not come from NVDEC.
  */
 #include <getopt.h>
@@ -34,6 +37,10 @@ typedef struct job {
     vid_opts o;
     long frames, on_gpu;
     int failed;
+    /* seconds since the K sessions' common start: vid_open returned, the
+     * first frame came, the last one did (the sessions' start-up order and
+     * their steady rate: BENCHMARKS "fixed costs") */
+    double t0, t_open, t_first, t_end;
 } job;
 
 static void *worker(void *arg)
@@ -47,7 +54,10 @@ static void *worker(void *arg)
         j->failed = 1;
         return NULL;
     }
+    j->t_open = ge_now() - j->t0;
     while ((k = vid_next(r, &fr, &buf)) == 1) {
+        if (!j->frames)
+            j->t_first = ge_now() - j->t0;
         if (fr.on_device) {
             j->on_gpu++;
             if (fr.ready && cudaEventSynchronize((cudaEvent_t)fr.ready) != cudaSuccess)
@@ -58,6 +68,7 @@ static void *worker(void *arg)
     }
     if (k < 0)
         j->failed = 1;
+    j->t_end = ge_now() - j->t0;
     vid_close(&r);
     host_buf_free(&buf);
     return NULL;
@@ -82,10 +93,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_nvdec [-s] [-t THREADS] [-d DEVICE] INPUT K...\n");
         return 2;
     }
+    double tp = ge_now();
     if (!soft && gpu_probe(device, &gi, why, sizeof why)) {
         printf("skip bench_nvdec: %s\n", why);
         return 0;
     }
+    if (!soft)
+        printf("bench_nvdec: CUDA's start (gpu_probe) %.1f ms\n", 1e3 * (ge_now() - tp));
     if (threads <= 0)
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int a = optind + 1; a < argc; a++) {
@@ -110,6 +124,10 @@ int main(int argc, char **argv)
             jobs[i].o.threads = soft ? (threads / K > 0 ? threads / K : 1) : 1;
         }
         t0 = ge_now();
+        for (int i = 0; i < K; i++) {
+            jobs[i].t0 = t0;
+            jobs[i].t_first = -1;
+        }
         for (int i = 0; i < K; i++)
             if (pthread_create(&th[i], NULL, worker, &jobs[i]))
                 return 1;
@@ -123,6 +141,22 @@ int main(int argc, char **argv)
         printf("bench_nvdec: %s K=%d: %ld frames (%ld on the GPU) in %.3f s = %.0f fps, %.0f fps a "
                "session%s\n", soft ? "software" : "nvdec", K, frames, on_gpu, dt, frames / dt,
                frames / dt / K, failed ? " (FAILED)" : "");
+        /* each session, in the order its first frame came */
+        for (int n = 0; n < K; n++) {
+            int b = -1;
+            for (int i = 0; i < K; i++)
+                if (jobs[i].t_first >= 0 && (b < 0 || jobs[i].t_first < jobs[b].t_first))
+                    b = i;
+            if (b < 0)
+                break;
+            job *j = &jobs[b];
+            printf("  session %d: open %.1f ms, first frame %.1f ms, last %.1f ms: %ld frames, "
+                   "%.0f fps after the first\n", b, 1e3 * j->t_open, 1e3 * j->t_first,
+                   1e3 * j->t_end, j->frames,
+                   j->frames > 1 && j->t_end > j->t_first
+                       ? (double)(j->frames - 1) / (j->t_end - j->t_first) : 0.0);
+            j->t_first = -1;
+        }
         fflush(stdout);
         bad |= failed || (!soft && on_gpu != frames);
         free(jobs);

@@ -23,7 +23,9 @@
 #   default build/realdata of this checkout; fetch_realdata.sh makes it),
 #   GPUEDGE ($MAIN/gpuedge), MKCLIP ($MAIN/tests/bin/bench_mkclip, built
 #   with make SMS=90 when missing), PHOTO_MB (photo budget, 13),
-#   LIMIT_MIB (60), PACK (../shared/device/pack), NVJPEG_XZ (libnvjpeg.so.13.xz
+#   BENCH_PROGS (more programs for the gpuedge and big payloads, e.g.
+#   tests/bin/bench_nvdec for device_run.sh's FIXED_COSTS=1; with
+#   PHOTO_MB=0 to make room), LIMIT_MIB (60), PACK (../shared/device/pack), NVJPEG_XZ (libnvjpeg.so.13.xz
 #   for the gpuedge call; default: one in $MAIN/.device*/, if any).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -100,7 +102,8 @@ ENV
 gpuedge_payload() { # DIR PHOTO... : gpuedge + mkclip + libs + photos
     local d=$1; shift
     [ -x "$MKCLIP" ] || make -C "$(dirname "$(dirname "$(dirname "$MKCLIP")")")" --no-print-directory SMS=90 tests/bin/bench_mkclip >&2
-    programs_payload "$d" "$GPUEDGE" "$MKCLIP"
+    # shellcheck disable=SC2086
+    programs_payload "$d" "$GPUEDGE" "$MKCLIP" ${BENCH_PROGS:-}
     mkdir -p "$d/photos" "$d/video"
     for f in "$@"; do cp "$RD/photos/$f" "$d/photos/"; done
 }

@@ -12,6 +12,9 @@
 #            the OpenCV video script on 100 frames a clip for a same-call ratio)
 #   big      one 5640x3172 JPEG to PNG as a whole process, five times a
 #            backend, and the OpenCV script on it
+# Env: PHOTOS=0 skips the photo steps (peers, gpuedge); FIXED_COSTS=1
+# (gpuedge) runs tests/bench/fixed_costs.sh on the clips first (with
+# bench_nvdec when the payload has it: device_payload.sh's BENCH_PROGS).
 # Runs after `. .device-bench-NAME/env.sh` (BENCH_PAYLOAD, PATH).  Logs and
 # the whole output go to $OUT (at most 8 files come back).
 set -u
@@ -30,9 +33,11 @@ case $mode in
 peers)
     "$FFMPEG" -hide_banner -version | head -n 1
     (cd "$P" && sha256sum -c --quiet SHA256SUMS) && echo "clips: carried intact" || rc=1
-    echo; echo "## photos (OpenCV script, ffmpeg)"
-    python3 tests/bench/photos.py --backends "" --ffmpeg "$FFMPEG" --jobs "$JOBS" --runs "$RUNS" \
-        --log "$OUT" "$P/photos" || rc=1
+    if [ "${PHOTOS:-1}" != 0 ]; then
+        echo; echo "## photos (OpenCV script, ffmpeg)"
+        python3 tests/bench/photos.py --backends "" --ffmpeg "$FFMPEG" --jobs "$JOBS" --runs "$RUNS" \
+            --log "$OUT" "$P/photos" || rc=1
+    fi
     echo; echo "## video (ffmpeg, OpenCV script)"
     BACKENDS="" PY=python3 LOG=$OUT bash tests/bench/video_real.sh \
         "$P/video/bbb1080.mp4" "$P/video/bbb2160.mp4" || rc=1 ;;
@@ -51,14 +56,23 @@ gpuedge)
         echo "note: the clips differ from the CPU machine's (x264/swscale on this CPU): the" \
              "peers call's ffmpeg figures are on other bytes of the same footage"
     fi
-    echo; echo "## photos (gpuedge GPU and CPU backends, OpenCV script)"
-    bes=gpu,cpu
-    # nvJPEG when the payload carries its library (GPUEDGE_NVJPEG, env.sh)
-    if [ -n "${GPUEDGE_NVJPEG:-}" ] && "$GPUEDGE" --help 2>&1 | grep -q -- --jpeg-decoder; then
-        bes=gpu,gpu:--jpeg-decoder=nvjpeg,cpu
+    if [ "${FIXED_COSTS:-0}" = 1 ]; then
+        echo; echo "## fixed costs (fixed_costs.sh)"
+        nv=none
+        command -v bench_nvdec >/dev/null 2>&1 && nv=$(command -v bench_nvdec)
+        BENCH_NVDEC=$nv RUNS=$RUNS bash tests/bench/fixed_costs.sh "$M/bbb1080.mp4" "$M/bbb2160.mp4" ||
+            rc=1
     fi
-    python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
-        --runs "$RUNS" --backends "$bes" --log "$OUT" "$P/photos" || rc=1
+    if [ "${PHOTOS:-1}" != 0 ]; then
+        echo; echo "## photos (gpuedge GPU and CPU backends, OpenCV script)"
+        bes=gpu,cpu
+        # nvJPEG when the payload carries its library (GPUEDGE_NVJPEG, env.sh)
+        if [ -n "${GPUEDGE_NVJPEG:-}" ] && "$GPUEDGE" --help 2>&1 | grep -q -- --jpeg-decoder; then
+            bes=gpu,gpu:--jpeg-decoder=nvjpeg,cpu
+        fi
+        python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
+            --runs "$RUNS" --backends "$bes" --log "$OUT" "$P/photos" || rc=1
+    fi
     echo; echo "## video (gpuedge)"
     # the OpenCV script again on 100 frames a clip: a same-call ratio
     FFMPEG=none PY=python3 CV_FRAMES=${CV_FRAMES:-100} LOG=$OUT bash tests/bench/video_real.sh \
