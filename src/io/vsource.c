@@ -48,7 +48,8 @@
 #define VS_MIN_SEG 24
 #define VS_SEGS_PER_DECODER 4
 /* Frames decoded ahead of their turn, all segments together (the segment
- * being handed on may always hold VS_HEAD_QUEUE more). */
+ * being handed on may always hold VS_HEAD_QUEUE more: it decodes on when
+ * the budget is spent by the segments after it). */
 #define VS_MEM_BUDGET ((size_t)1 << 30)
 #define VS_HEAD_QUEUE 4
 
@@ -134,6 +135,8 @@ struct vsrc {
     int hw;             /* the decoders are NVDEC sessions */
     int hw_segs;        /* segments a session (cut) */
     int hw_order;       /* NVDEC sessions start decoding in segment order */
+    int head_lock;      /* GPUEDGE_VS_HEAD_LOCK=1: the head segment decodes
+                           at most VS_HEAD_QUEUE ahead (before 2026-12-02) */
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
     int trace;
@@ -454,7 +457,14 @@ static void frame_put(vsrc *s, vs_frame *f)
 /* May segment i's decoder decode one more frame?  (under mu) */
 static int may_decode(const vsrc *s, int i)
 {
-    if (i == s->head)
+    /* The head (the segment being handed on) decodes ahead within the
+     * budget like the others, and below VS_HEAD_QUEUE whatever the others
+     * hold (no deadlock).  Capping it at VS_HEAD_QUEUE, as until
+     * 2026-12-02, tied segment 0's decoder to the engine's pace (nothing
+     * decoded ahead while CUDA starts) and stopped a segment that became
+     * the head with its frames queued until the engine had taken them
+     * (BENCHMARKS.md "2026-12-02 (fourth session)"). */
+    if (i == s->head && (s->head_lock || s->segs[i].qn < VS_HEAD_QUEUE))
         return s->segs[i].qn < VS_HEAD_QUEUE;
     /* the next frame may be either kind (NVDEC falls back to software
      * per stream): both budgets */
@@ -707,6 +717,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         khw = 1;
     s->hw_segs = (int)ge_env_long("GPUEDGE_NVDEC_SEGS", VS_HW_SEGS_PER_DECODER);
     s->hw_order = ge_env_long("GPUEDGE_NVDEC_ORDER", 1) != 0;
+    s->head_lock = ge_env_long("GPUEDGE_VS_HEAD_LOCK", 0) != 0;
     if (s->hw_segs < 1)
         s->hw_segs = VS_HW_SEGS_PER_DECODER;
     s->dev_budget = VS_DEV_BUDGET_MIN;
@@ -1061,4 +1072,16 @@ int vsrc_segments(const vsrc *s)
 int vsrc_decoders(const vsrc *s)
 {
     return s && s->nseg ? s->nth : 1;
+}
+
+int vsrc_head_queued(vsrc *s)
+{
+    int n = 0;
+    if (!s || !s->nseg)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->head < s->nseg)
+        n = s->segs[s->head].qn;
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }

@@ -58,6 +58,9 @@ size_t vsrc_dev_budget(size_t free_bytes);
 /* Segments planned (1: not segmented) and decoders running them. */
 int vsrc_segments(const vsrc *s);
 int vsrc_decoders(const vsrc *s);
+/* Frames the segment being handed on holds decoded ahead (0 when not
+ * segmented): it decodes ahead within the budget (test_vauto). */
+int vsrc_head_queued(vsrc *s);
 /* 1 when the source decodes on NVDEC (its frames may be on the device). */
 int vsrc_nvdec(const vsrc *s);
 

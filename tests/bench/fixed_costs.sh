@@ -1,7 +1,8 @@
 #!/bin/bash
 # fixed_costs.sh — where a short video run's wall goes on the GPU (issue
 # #11: the 530-frame 1080p and 265-frame 4K targets), whole process:
-#   - the process alone: `gpuedge --version` (exec, loading, exit; no CUDA)
+#   - the process alone: `gpuedge --help` (exec, loading, exit; no CUDA)
+#     and `gpuedge --version` (the same with CUDA's start: it probes the GPU)
 #   - NVDEC sessions in one process (bench_nvdec CLIP 1 K): when each
 #     session's first frame comes and its rate after it
 #   - gpuedge --backend=gpu --hwdec=nvdec, each run split by its traces
@@ -21,7 +22,8 @@
 # Env: GPUEDGE (./gpuedge), BENCH_NVDEC (tests/bin/bench_nvdec; "none" to
 #   skip), RUNS (3), OUTDIR (/tmp), KS (bench_nvdec's K list: "1 2 5 7"),
 #   GE_OPTS (gpuedge's options: "--backend=gpu --hwdec=nvdec"; a check of
-#   the script on a machine without a GPU: "--backend=cpu").
+#   the script on a machine without a GPU: "--backend=cpu"), LOG (a folder
+#   for every run's stderr and report).
 # A run that fails prints "not ok ..." and the script exits 1.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -38,12 +40,15 @@ rc=0
 now() { date +%s.%N; }
 
 echo "# fixed_costs $(date -u +%FT%TZ), $(nproc) CPUs, $(nvidia-smi -L 2>/dev/null | head -n 1)"
-ts=()
-for _ in 1 2 3 4 5; do
-    t0=$(now); "$GPUEDGE" --version >/dev/null 2>&1; t1=$(now)
-    ts+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", 1e3 * (b - a) }')")
+for a in --help --version; do
+    ts=()
+    for _ in 1 2 3 4 5; do
+        t0=$(now); "$GPUEDGE" "$a" >/dev/null 2>&1; t1=$(now)
+        ts+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", 1e3 * (b - a) }')")
+    done
+    [ "$a" = --help ] && what="no CUDA" || what="CUDA started, the GPU probed"
+    echo "gpuedge $a (exec to exit, $what): ${ts[*]} ms"
 done
-echo "gpuedge --version (exec to exit, no CUDA): ${ts[*]} ms"
 
 # one gpuedge run, split: NAME CLIP OUT [ENV...]
 split_run() {
@@ -71,7 +76,8 @@ split_run() {
         /trace segment/ {
             for (i = 1; i <= NF; i++) {
                 if ($i == "first") fi_ = fi_ sep $(i + 1)
-                if ($i == "end") { en = en sep $(i + 1); sep = " " }
+                if ($i == "end") en = en sep $(i + 1)
+                if ($i == "waited") { wt = wt sep $(i + 1); sep = " " }
             }
             nseg++ }
         /^ *frames [0-9]+,/ { fr = $2 + 0 }
@@ -82,8 +88,10 @@ split_run() {
             ex = t1 - (began + freed)
             printf "  %-5s wall %.3f s (%.0f fps): before main %.0f ms, CUDA ready %s s, " \
                    "engine ended %.3f, freed %.3f, exit %.0f ms; %d segments, first frames [%s], " \
-                   "ends [%s] s after the open\n", name, wall, (wall > 0 ? fr / wall : 0),
-                   1e3 * pre, cuda, eng, freed, 1e3 * ex, nseg, fi_, en }' "$T/err"
+                   "ends [%s] s after the open, waited for room [%s] s\n", name, wall,
+                   (wall > 0 ? fr / wall : 0), 1e3 * pre, cuda, eng, freed, 1e3 * ex, nseg, fi_,
+                   en, wt }' "$T/err"
+    [ -z "${LOG:-}" ] || { mkdir -p "$LOG" && cp "$T/err" "$LOG/fc.$(basename "$clip" .mp4).$name.$t0.log"; }
 }
 
 for clip in "$@"; do
