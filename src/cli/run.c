@@ -1317,6 +1317,14 @@ static int early_nvdec(const cli_opts *o, const gpu_probe_job *probe)
     if (o->hwdec == CLI_HWDEC_NONE || o->backend == CLI_BACKEND_CPU || o->ndevices > 1 ||
         o->devices_all || gpu_probe_done(probe) || !ge_env_long("GPUEDGE_EARLY_NVDEC", 1))
         return 0;
+    /* Is there a driver?  Asked of the loader, not of the CUDA runtime,
+     * whose first call here waited for the probe thread's cuInit (the
+     * video's open began ~0.12 s late on the H200, BENCHMARKS.md
+     * "2026-12-02 (fourth session)"; GPUEDGE_EARLY_DRV_RT=1 asks the
+     * runtime as before, for A/B).  A driver without a usable device is
+     * the probe's to find: early_to_software then opens the video again. */
+    if (!ge_env_long("GPUEDGE_EARLY_DRV_RT", 0))
+        return gpu_driver_present();
     gpu_versions(&rt, &drv);
     return drv > 0;
 }

@@ -4,6 +4,7 @@
 #include "gpu.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,15 @@ void gpu_versions(int *runtime_version, int *driver_version)
     *driver_version = 0;
     cudaRuntimeGetVersion(runtime_version);
     cudaDriverGetVersion(driver_version); /* 0 when no driver is installed */
+}
+
+int gpu_driver_present(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        return 0;
+    dlclose(h);
+    return 1;
 }
 
 int gpu_compiled(void) { return 1; }

@@ -40,6 +40,11 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
 
 /* Versions only (for --version); never fails. */
 void gpu_versions(int *runtime_version, int *driver_version);
+/* Whether a CUDA driver library can be loaded (libcuda.so.1), without
+ * the runtime: its calls wait while another thread initialises CUDA
+ * (cudaDriverGetVersion waited ~0.12 s for the probe's on the H200).
+ * 1 / 0; says nothing about the devices. */
+int gpu_driver_present(void);
 
 /* How many CUDA devices the runtime shows (CUDA_VISIBLE_DEVICES); 0 when
  * none or on any error. */

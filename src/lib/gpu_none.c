@@ -26,6 +26,8 @@
 
 int gpu_compiled(void) { return 0; }
 
+int gpu_driver_present(void) { return 0; }
+
 void gpu_versions(int *runtime_version, int *driver_version)
 {
     *runtime_version = 0;
