@@ -8,8 +8,10 @@
 # each configuration's fps, and whether every output (not /dev/null) is
 # the same bytes as A's first.
 #
-#   bash tests/bench/ab_env.sh "A=1 ..." "B=1 ..." CLIP:OUT...
-#     OUT: null (/dev/null) or an extension (mkv, mp4: OUTDIR/ab.EXT)
+#   bash tests/bench/ab_env.sh "A=1 ... [-- OPTION...]" "B=1 ... [-- OPTION...]" CLIP:OUT...
+#     OUT: null (/dev/null) or an extension (mkv, mp4: OUTDIR/ab.EXT);
+#     after " -- ", gpuedge options of that configuration alone (after
+#     GE_OPTS), e.g. "X=1 -- --threads 1"; "-" for no environment
 # Env: GPUEDGE (./gpuedge), GE_OPTS (-y --backend=gpu --hwdec=nvdec), RUNS
 #   (3), OUTDIR (/tmp), LOG (a folder for every run's stderr; default none).
 # Exit 1 if a run failed or the outputs differ.
@@ -40,9 +42,12 @@ for pair in "$@"; do
         [ $((r % 2)) = 0 ] && order=(B A)
         for k in "${order[@]}"; do
             [ "$k" = A ] && e=$A || e=$B
+            x=""
+            case $e in *" -- "*) x=${e#* -- }; e=${e%% -- *} ;; esac
+            [ "$e" = - ] && e=""
             t0=$(now)
             # shellcheck disable=SC2086
-            env GPUEDGE_VS_TRACE=1 $e "$GPUEDGE" $GE_OPTS -v --report --report-file "$T/rep" \
+            env GPUEDGE_VS_TRACE=1 $e "$GPUEDGE" $GE_OPTS $x -v --report --report-file "$T/rep" \
                 "$clip" "$out" >"$T/err" 2>&1
             st=$?
             t1=$(now)
