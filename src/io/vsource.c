@@ -695,7 +695,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int khw, autohw = 0, sw_first = 0, regular, reopen, scanned = 0, plain_as_first = 0;
+    int khw, autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
     size_t seg_max = 0;
     vs_scan sc;
 
@@ -779,20 +779,9 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         }
         if (use) {
             /* NVDEC (or, under auto, a codec whose reader explains itself
-             * under -v): opened again, now on the device.  Where it will
-             * likely be cut into segments, opened as segment 0's reader
-             * would be (one thread, every frame: vsrc_next counts), which
-             * it then becomes instead of a third open of the file (at 4K
-             * each open costs ~0.05-0.1 s on the critical path:
-             * BENCHMARKS.md "2026-12-02 (fourth session)";
-             * GPUEDGE_VS_REOPEN=1 opens it again, for A/B). */
+             * under -v): opened again, now on the device */
             vid_close(&s->plain);
             vo.hwdec = o->hwdec;
-            if (ndec >= 2 && scanned && o->max_frames < 0 &&
-                !ge_env_long("GPUEDGE_VS_REOPEN", 0)) {
-                plain_as_first = 1;
-                vo.threads = 1;
-            }
             if (vid_open(path, &vo, &s->plain)) {
                 scan_free(&sc);
                 vsrc_close(&s);
@@ -830,22 +819,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         vo = s->o;
         vo.threads = s->dec_threads;
         vo.max_frames = -1;
-        if (plain_as_first && s->hw && vo.threads == 1) {
-            s->first = s->plain; /* opened with these options */
-            s->plain = NULL;
-        } else {
-            vid_close(&s->plain);
-            if (vid_open(path, &vo, &s->first)) {
-                scan_free(&sc);
-                vsrc_close(&s);
-                return -1;
-            }
-        }
-    } else if (plain_as_first) {
-        /* not cut after all: the reader the run reads, with its options */
-        vo = s->o;
         vid_close(&s->plain);
-        if (vid_open(path, &vo, &s->plain)) {
+        if (vid_open(path, &vo, &s->first)) {
             scan_free(&sc);
             vsrc_close(&s);
             return -1;
