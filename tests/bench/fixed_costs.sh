@@ -40,6 +40,11 @@ rc=0
 now() { date +%s.%N; }
 
 echo "# fixed_costs $(date -u +%FT%TZ), $(nproc) CPUs, $(nvidia-smi -L 2>/dev/null | head -n 1)"
+# shellcheck disable=SC2086
+if ! msg=$("$GPUEDGE" -q -y $GE_OPTS --frames 1 "$1" /dev/null 2>&1); then
+    echo "skip fixed_costs: gpuedge $GE_OPTS: $(echo "$msg" | tail -n 1)"
+    exit 0
+fi
 for a in --help --version; do
     ts=()
     for _ in 1 2 3 4 5; do
