@@ -15,6 +15,16 @@
 #include "util.h"
 #include "vsource.h"
 
+/* A host frame's luma into an FNV-1a hash, row by row (not the padding). */
+static void hash_luma(const src_frame *fr, uint64_t *hash)
+{
+    const uint8_t *p = fr->f.data;
+    size_t row = (size_t)fr->f.width * fr->f.bytes_per_sample;
+    for (int y = 0; y < fr->f.height; y++)
+        for (size_t x = 0; x < row; x++)
+            *hash = (*hash ^ p[(size_t)y * fr->f.stride + x]) * 1099511628211ull;
+}
+
 /* Every frame's luma of a vsrc run, hashed (FNV-1a over rows), and the
  * frame count; -1 on failure. */
 static long run_vsrc(const char *path, int threads, int hwdec, uint64_t *hash)
@@ -29,16 +39,12 @@ static long run_vsrc(const char *path, int threads, int hwdec, uint64_t *hash)
     if (vsrc_open(path, &o, &s))
         return -1;
     while ((rc = vsrc_next(s, &fr, &buf)) == 1) {
-        const uint8_t *p = fr.f.data;
-        size_t row = (size_t)fr.f.width * fr.f.bytes_per_sample;
         if (fr.on_device) {
             src_frame_release(&fr);
             rc = -1;
             break;
         }
-        for (int y = 0; y < fr.f.height; y++)
-            for (size_t x = 0; x < row; x++)
-                *hash = (*hash ^ p[(size_t)y * fr.f.stride + x]) * 1099511628211ull;
+        hash_luma(&fr, hash);
         n++;
     }
     vsrc_close(&s);
@@ -115,7 +121,6 @@ static long head_ahead(const char *clip, int lock, int *most, uint64_t *hash)
     if (rc)
         return -1;
     while ((rc = vsrc_next(s, &fr, &buf)) == 1) {
-        const uint8_t *p = fr.f.data;
         if (n++ == 0 && vsrc_segments(s) >= 2) {
             /* up to 5 s for segment 0's other 24 frames (it has 25) */
             for (int t = 0; t < 500 && *most < 24; t++) {
@@ -126,9 +131,7 @@ static long head_ahead(const char *clip, int lock, int *most, uint64_t *hash)
                 usleep(10000);
             }
         }
-        for (int y = 0; y < fr.f.height; y++)
-            for (int x = 0; x < fr.f.width * fr.f.bytes_per_sample; x++)
-                *hash = (*hash ^ p[(size_t)y * fr.f.stride + x]) * 1099511628211ull;
+        hash_luma(&fr, hash);
     }
     vsrc_close(&s);
     host_buf_free(&buf);
