@@ -464,8 +464,10 @@ static int may_decode(const vsrc *s, int i)
      * decoded ahead while CUDA starts) and stopped a segment that became
      * the head with its frames queued until the engine had taken them
      * (BENCHMARKS.md "2026-12-02 (fourth session)"). */
-    if (i == s->head && (s->head_lock || s->segs[i].qn < VS_HEAD_QUEUE))
-        return s->segs[i].qn < VS_HEAD_QUEUE;
+    if (i == s->head && s->segs[i].qn < VS_HEAD_QUEUE)
+        return 1;
+    if (i == s->head && s->head_lock)
+        return 0;
     /* the next frame may be either kind (NVDEC falls back to software
      * per stream): both budgets */
     return s->buffered < VS_MEM_BUDGET && s->dev_buffered < s->dev_budget;
