@@ -107,7 +107,7 @@ KBUILD = build/cuda-$(SMS_TAG)
 
 OPT     ?= -O2
 CFLAGS  ?= -g
-# -ffp-contract=off: SPEC §1, no contraction in host arithmetic.
+# -ffp-contract=off: DESIGN.md §1, no contraction in host arithmetic.
 ifeq ($(CUDA),1)
 CUDA_CFLAGS  = -DGE_CUDA=1 -I$(CUDA_HOME)/include
 CUDA_LDFLAGS = -L$(CUDA_HOME)/lib64
@@ -125,7 +125,7 @@ LIBS = $(PKG_LIBS) $(CUDA_LIBS) -lrt -ldl -lm
 HIGHEST_SM = $(shell echo $(SMS) | tr ' ' '\n' | sort -n | tail -n 1)
 GENCODE = $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
           -gencode arch=compute_$(HIGHEST_SM),code=compute_$(HIGHEST_SM)
-# -fmad=false: SPEC §1, fma only where written (__fmaf_rn).
+# -fmad=false: DESIGN.md §1, fma only where written (__fmaf_rn).
 NVFLAGS ?= -O3
 # NVCC_THREADS=N: nvcc compiles the architectures of one .cu in N threads
 # (0: one a CPU) instead of one after another.  Off by default: on the
@@ -185,7 +185,7 @@ $(LIB): $(OBJS) $(CUOBJS)
 	ar rcs $@ $^
 
 # ---------------------------------------------------------------------------
-# libgpuedge, the installed library (SPEC §7): the engine without the CLI's
+# libgpuedge, the installed library (DESIGN.md §7): the engine without the CLI's
 # pipeline, codecs and reports.  Every object is built -fPIC with hidden
 # visibility (PIC_CFLAGS, PIC_NVFLAGS), so the same objects make the CLI,
 # the shared and the static library; only include/gpuedge.h's GE_API

@@ -1,9 +1,9 @@
 /*
- * gpuedge.h — libgpuedge, the public C API (SPEC §7).
+ * gpuedge.h — libgpuedge, the public C API (DESIGN.md §7).
  *
  * One frame in (8- or 16-bit samples, 1..4 channels, any row stride), an
  * 8-bit edge map and its 256-bin histogram out, computed exactly as the
- * gpuedge command computes them (SPEC §1: grey, Gaussian blur, Sobel,
+ * gpuedge command computes them (DESIGN.md §1: grey, Gaussian blur, Sobel,
  * quantise; bit for bit the same on the GPU and the CPU backend).
  *
  *     ge_options o;

@@ -1,5 +1,5 @@
 /*
- * border.h — the border rule of SPEC §1.5 for the fast implementations: the
+ * border.h — the border rule of DESIGN.md §1.5 for the fast implementations: the
  * staged and fused kernels and the CPU backend (one copy, so they cannot
  * drift apart).  The CPU reference and the GPU tests keep their own,
  * written independently, and the tests compare them.  C and CUDA.

@@ -1,5 +1,5 @@
 /*
- * canny.cu — SPEC §1.8 after the Sobel stage: --canny auto's thresholds,
+ * canny.cu — DESIGN.md §1.8 after the Sobel stage: --canny auto's thresholds,
  * non-maximum suppression, 8-connected hysteresis (canny.h).
  *
  * Input: the code plane (NMS direction a pixel) and the t plane that the
@@ -11,7 +11,7 @@
  *
  * canny_nms_kernel, one 64 x 32 tile a block (256 threads, 8 pixels
  * each; a warp covers 32 adjacent pixels of a row): t of the tile and its
- * one-pixel ring (34 x 66 floats, 0 outside the image: SPEC's "a
+ * one-pixel ring (34 x 66 floats, 0 outside the image: DESIGN.md §1.8's "a
  * neighbour outside the image has t = 0", every border mode) into shared
  * memory; each pixel's test against its two neighbours (strict on the
  * first, >= on the second for codes 0/1, strict on both for 2/3), then
@@ -142,7 +142,7 @@ extern "C" cudaError_t canny_auto_gpu(unsigned long long *hist,
 }
 
 // ---------------------------------------------------------------------------
-// Staged Sobel for Canny (SPEC §1.4 on the blurred plane, border-mapped):
+// Staged Sobel for Canny (DESIGN.md §1.4 on the blurred plane, border-mapped):
 // one pixel a thread, the histogram of e in shared bins.
 __device__ __forceinline__ float blur_at(const float *b, int pitch, int w,
                                          int h, int y, int x, int border)

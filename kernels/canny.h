@@ -1,5 +1,5 @@
 /*
- * canny.h — SPEC §1.8 (Canny) on the GPU, after the Sobel stage.
+ * canny.h — DESIGN.md §1.8 (Canny) on the GPU, after the Sobel stage.
  *
  * The Sobel stage in Canny mode (fused_canny_window_gpu in fused.h, or
  * canny_sobel_gpu below after the staged blur) leaves two planes:
@@ -67,7 +67,7 @@ float *canny_thr(void *scratch, int w, int h);
 cudaError_t canny_auto_gpu(unsigned long long *hist, unsigned long long n,
                            float *thr, cudaStream_t stream);
 
-/* Staged path: Sobel of the blurred plane (SPEC §1.4, border-mapped) ->
+/* Staged path: Sobel of the blurred plane (DESIGN.md §1.4, border-mapped) ->
  * code plane + t plane, ADDING step 6's e bins to hist. */
 cudaError_t canny_sobel_gpu(const float *blur, int blur_pitch, int w, int h,
                             uint8_t *code, int code_pitch, float *t,
@@ -92,7 +92,7 @@ cudaError_t canny_hyst_gpu(uint8_t *cls, int pitch, uint32_t *lab, int w,
                            cudaStream_t stream);
 
 #ifdef __CUDACC__
-/* SPEC §1.8's NMS direction of (gx, gy) (the code plane above), for
+/* DESIGN.md §1.8's NMS direction of (gx, gy) (the code plane above), for
  * canny.cu and fused.cu's Canny mode alike: 0 (0,-1)/(0,+1), 1 (-1,0)/(+1,0), 2 (-1,+1)/(+1,-1),
  * 3 (-1,-1)/(+1,+1).  T1 = (float)(sqrt(2) - 1), T2 = (float)(sqrt(2) + 1),
  * both rounded once from double. */

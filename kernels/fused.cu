@@ -1,5 +1,5 @@
 /*
- * fused.cu — SPEC §1 end to end in ONE kernel: input frame (8/16-bit,
+ * fused.cu — DESIGN.md §1 end to end in ONE kernel: input frame (8/16-bit,
  * 1..4 channels, ge_frame's shift/offset/gain) -> grey -> blur H -> blur V
  * -> Sobel -> quantise (scale / threshold / invert) -> 8-bit edge map, plus
  * the 256-bin histogram.  No float plane touches device memory: the only
@@ -38,12 +38,12 @@
  *             virtual coordinate is outside the image (x = -1, x = W,
  *             y = -1, y = H) takes the b value at the border-MAPPED
  *             coordinate, which always lies inside the same tile (or 0 for
- *             the zero border) — SPEC §1.4: Sobel sees border-mapped blur
+ *             the zero border) — DESIGN.md §1.4: Sobel sees border-mapped blur
  *             values, never a blur evaluated outside the image.
  *   5. Sobel + quantise: each thread 4 columns x 4 rows, a 3-row window
  *             sliding down; the [1 2 1] sums are shared between neighbours
  *             (T/D along rows, L/R along columns), each still evaluated in
- *             SPEC's order.  sqrt: the operations of __fsqrt_rn's own fast
+ *             DESIGN.md §1's order.  sqrt: the operations of __fsqrt_rn's own fast
  *             path (rsqrt estimate + one residual Newton step, correctly
  *             rounded for q in [2^-101, FLT_MAX]) without its per-pixel
  *             branch; q outside that range (tiny, inf, NaN) sets a flag
@@ -64,7 +64,7 @@
  *             at exit.  Counts are kept on the pre-invert value
  *             (threshold: key 0/1) and mapped to the output bin there.
  *
- * Borders (SPEC §1.5).  Every grey slot is loaded from the border-mapped
+ * Borders (DESIGN.md §1.5).  Every grey slot is loaded from the border-mapped
  * (row, column) (0 for the zero border), so every blur tap — H and V —
  * reads x(k) at the mapped neighbour, for any radius >= size, 1 x 1 too.
  * Rows map against the full height H through the row window (kernels.h):
@@ -74,7 +74,7 @@
  * strip reads nothing outside the caller's window.
  *
  * Why bit-exact.  Every arithmetic operation is an explicit _rn intrinsic in
- * SPEC §1's order (file built with -fmad=false): the same operations, on
+ * DESIGN.md §1's order (file built with -fmad=false): the same operations, on
  * the same operands, as ref_process and the staged kernels.  Two rewrites
  * are exact identities, not approximations:
  *   - `a + 2*b` is written fmaf(2, b, a): 2*b is exact (a power-of-two
@@ -181,7 +181,7 @@ __host__ __device__ constexpr int ft_smem_floats(int r)
     return ft_gb(r) + (r > 0 ? ft_hra(r) * ft_hw(r) : 0);
 }
 
-// Border mapping, SPEC §1.5: map_border() in border.h.
+// Border mapping, DESIGN.md §1.5: map_border() in border.h.
 
 struct fused_args {
     const unsigned char *src; /* image row in_y0 */
@@ -207,7 +207,7 @@ struct fused_args {
 };
 
 // ---------------------------------------------------------------------------
-// SPEC §1.1-1.2 per sample and per pixel.
+// DESIGN.md §1.1-1.2 per sample and per pixel.
 __device__ __forceinline__ float rgb_grey(float r, float g, float b)
 {
     return __fmaf_rn(0.114f, b, __fmaf_rn(0.587f, g, __fmul_rn(0.299f, r)));
@@ -728,7 +728,7 @@ __device__ __forceinline__ void load6(const float *p, int off, float v[6])
     }
 }
 
-/* (a + 2b) + c, SPEC §1.4's order; fma(2, b, a) == a + 2b exactly */
+/* (a + 2b) + c, DESIGN.md §1.4's order; fma(2, b, a) == a + 2b exactly */
 __device__ __forceinline__ float s121(float a, float b, float c)
 {
     return __fadd_rn(__fmaf_rn(2.0f, b, a), c);

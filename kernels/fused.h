@@ -1,5 +1,5 @@
 /*
- * fused.h — the whole of SPEC §1 (grey, blur H, blur V, Sobel, quantise,
+ * fused.h — the whole of DESIGN.md §1 (grey, blur H, blur V, Sobel, quantise,
  * histogram) as ONE CUDA kernel: 8/16-bit input frame in, 8-bit edge map and
  * 256-bin histogram out; no float plane ever reaches device memory.
  * Bit-identical to the staged kernels (kernels.h) and to ref_process.
@@ -50,7 +50,7 @@ cudaError_t fused_window_gpu(const ge_frame *f, int H, int in_y0,
                              const ge_params *p, int radius,
                              unsigned long long *hist, cudaStream_t stream);
 
-/* Canny's first half (SPEC §1.8, canny.h): the same kernel, but each
+/* Canny's first half (DESIGN.md §1.8, canny.h): the same kernel, but each
  * output pixel's edge byte becomes its NMS direction code (0..3, canny.h)
  * and t = m * scale (float, exactly ref's) goes to t (t_pitch floats a
  * row, >= width; t points at row y0 like code).  hist ADDS step 6's e bins

@@ -1,5 +1,5 @@
 /*
- * gaussian.cu — SPEC §1.3 separable Gaussian: horizontal and vertical pass.
+ * gaussian.cu — DESIGN.md §1.3 separable Gaussian: horizontal and vertical pass.
  *
  * Algorithm.  out = w[0]*x(-r), then out = fma(w[k], x(k - r), out) for
  * k = 1..2r, taps in increasing offset (left to right, top to bottom), the
@@ -20,7 +20,7 @@
  * Both grid-stride over row tiles (grid.y <= 65535 for any height).  The
  * tap loop is a runtime loop over r (1..32): one kernel for every sigma.
  *
- * Borders (SPEC §1.5) are applied while the tile is loaded, so every tap
+ * Borders (DESIGN.md §1.5) are applied while the tile is loaded, so every tap
  * reads a border-mapped value: replicate clamps, reflect101 folds (W = 1 ->
  * 0, any radius >= size), zero stores 0.  Vertical mapping is against the
  * full height H; the input pointer holds image rows [in_y0, in_y0 +
@@ -55,7 +55,7 @@ __constant__ float c_taps[GE_MAX_TAPS];
  * set).  Launch geometry (shared-memory halo) depends on it. */
 static int h_radius = -1;
 
-// Border mapping, SPEC §1.5: map_border() in border.h.
+// Border mapping, DESIGN.md §1.5: map_border() in border.h.
 
 // ---------------------------------------------------------------------------
 __global__ void __launch_bounds__(32 * BH_ROWS)

@@ -1,5 +1,5 @@
 /*
- * greyscale.cu — SPEC §1.1-1.2: input frame -> float grey plane.
+ * greyscale.cu — DESIGN.md §1.1-1.2: input frame -> float grey plane.
  *
  * Algorithm.  Each channel sample v becomes
  *     c = __fmul_rn((float)((int)(v >> shift) - offset), gain)
@@ -40,7 +40,7 @@ struct grey_args {
 };
 
 // ---------------------------------------------------------------------------
-// The per-sample and per-pixel arithmetic (SPEC order, no contraction).
+// The per-sample and per-pixel arithmetic (DESIGN.md §1 order, no contraction).
 __device__ __forceinline__ float chan(unsigned v, const grey_args &a)
 {
     return __fmul_rn((float)((int)(v >> a.shift) - a.offset), a.gain);

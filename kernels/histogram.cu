@@ -1,5 +1,5 @@
 /*
- * histogram.cu — SPEC §1.7: 256-bin histogram of an 8-bit edge window,
+ * histogram.cu — DESIGN.md §1.7: 256-bin histogram of an 8-bit edge window,
  * added to 64-bit global totals.
  *
  * Algorithm (seed 003 §8.8 privatisation plus warp aggregation).  Each

@@ -1,5 +1,5 @@
 /*
- * sobel.cu — SPEC §1.4 + §1.6: Sobel magnitude of the blurred plane ->
+ * sobel.cu — DESIGN.md §1.4 + §1.6: Sobel magnitude of the blurred plane ->
  * 8-bit edge map (scale, threshold, invert).
  *
  * Algorithm.  With b(dy, dx) the border-mapped neighbour,
@@ -18,7 +18,7 @@
  * about once a thread.  A warp's stores are 32 consecutive bytes (one
  * sector).  Row tiles are grid-strided (grid.y <= 65535).
  *
- * Borders (SPEC §1.5) are applied while the tile is loaded: replicate,
+ * Borders (DESIGN.md §1.5) are applied while the tile is loaded: replicate,
  * reflect101 (W = 1 or H = 1 -> 0), zero (0 outside).  Rows map against the
  * full height H; the input pointer holds rows [in_y0, in_y0 + in_rows) and
  * the launcher refuses a window whose mapped rows are not all there.
@@ -38,7 +38,7 @@
 #define SB_LC ((SB_SW + 31) / 32)               /* tile columns a lane loads */
 #define MAX_GRID_Y 65535
 
-// Border mapping, SPEC §1.5: map_border() in border.h.
+// Border mapping, DESIGN.md §1.5: map_border() in border.h.
 
 struct sobel_params {
     float scale, threshold;

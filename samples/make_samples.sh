@@ -126,7 +126,7 @@ if wanted("odd_321x241.png"):
 
 # rgba.png: the photo's RGB with a synthetic alpha channel: a left-to-right
 # ramp 0..255, and a fully transparent 64x64 top-left corner.  gpuedge
-# ignores alpha (SPEC 1.1), so its edge map equals photo.png's bit for bit.
+# ignores alpha (DESIGN.md §1.1), so its edge map equals photo.png's bit for bit.
 if wanted("rgba.png"):
     alpha = Image.new("L", (W, H))
     alpha.putdata([0 if (x < 64 and y < 64) else (x * 255) // (W - 1)

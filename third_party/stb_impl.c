@@ -14,7 +14,7 @@
  *    friendlier text); STBI_FAILURE_USERMSG stays off so the mapping sees
  *    stable keys.  stb keeps the reason in a thread-local under C11.
  *  - STBI_WRITE_NO_STDIO: stb's file writers ignore fwrite/fclose errors
- *    (SPEC §6).  Only the *_to_func writers exist, and image_io.c feeds
+ *    (DESIGN.md §6).  Only the *_to_func writers exist, and image_io.c feeds
  *    them to safeout's checked writer; a call to stbi_write_png(FILE) is a
  *    link error on purpose.
  *  - -fwrapv (by pragma, so the Makefile needs no special rule): stb

@@ -3,7 +3,7 @@
     import numpy as np, gpuedge
     edges, hist = gpuedge.edges(rgb)              # H x W x 3 uint8 -> H x W uint8, 256 counts
 
-The same function as the gpuedge command (SPEC §1), bit for bit on the GPU
+The same function as the gpuedge command (DESIGN.md §1), bit for bit on the GPU
 and the CPU backend.  NumPy arrays take the host path; objects with
 ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors) take the
 device path, zero-copy, queued on the caller's stream; their results come

@@ -1,5 +1,5 @@
 /*
- * cli.c — option parsing (SPEC §3).  Returns a status; never exits.
+ * cli.c — option parsing (DESIGN.md §3).  Returns a status; never exits.
  */
 #include "cli.h"
 

@@ -1,5 +1,5 @@
 /*
- * cli.h — the command line (SPEC §3).  cli_parse returns a status instead
+ * cli.h — the command line (DESIGN.md §3).  cli_parse returns a status instead
  * of exiting, so main alone exits and the parser can be tested and fuzzed.
  */
 #ifndef GPUEDGE_CLI_H
@@ -13,7 +13,7 @@ enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
-/* --jpeg-decoder (SPEC §1.9): which library's pixels a JPEG starts from */
+/* --jpeg-decoder (DESIGN.md §1.9): which library's pixels a JPEG starts from */
 enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
 typedef struct cli_opts {

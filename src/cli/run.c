@@ -325,7 +325,7 @@ static int classify_output(job *j)
     }
     if (j->fmt == IMG_FMT_UNKNOWN && special) {
         /* stdout, /dev/null or a FIFO without a known extension: no name
-         * to go by, written in place (SPEC §6): y4m for video, PGM else. */
+         * to go by, written in place (DESIGN.md §6): y4m for video, PGM else. */
         if (j->video_in) {
             j->out_kind = OUT_VIDEO;
             snprintf(j->vext, sizeof j->vext, "y4m");
@@ -476,7 +476,7 @@ static const char *job_name_cb(void *ctx, int j)
 }
 
 /* Which decoder made an image's pixels: -v says so per file, --cpu-ref's
- * line lists them (SPEC §1.9).  Source thread only. */
+ * line lists them (DESIGN.md §1.9).  Source thread only. */
 static void note_decoder_name(run_ctx *c, const char *input, int w, int h, int channels,
                               int bps, const char *d)
 {
@@ -2129,7 +2129,7 @@ int run_main(cli_opts *o)
         chk_print(&chk, stderr);
     }
     if (o->cpu_ref_every && c.nvj)
-        /* SPEC §1.9: say whose pixels the exact checks started from */
+        /* DESIGN.md §1.9: say whose pixels the exact checks started from */
         fprintf(stderr, "cpu-ref: pixels decoded by nvJPEG (hardware) for %ld JPEG%s, by nvJPEG "
                 "(GPU hybrid) for %ld, on the CPU for %ld; the reference starts from those same "
                 "pixels (nvJPEG's differ slightly from libjpeg-turbo's)\n", c.nvj_hw,

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-/* Returns the process exit status (SPEC §3). */
+/* Returns the process exit status (DESIGN.md §3). */
 int run_main(cli_opts *o);
 
 #endif

@@ -2,7 +2,7 @@
  * hwdec.c — NVDEC through libavcodec's CUDA hwaccel; see hwdec.h.
  *
  * Why each piece is as it is:
- *   - The device context is made with AV_CUDA_USE_PRIMARY_CONTEXT (SPEC
+ *   - The device context is made with AV_CUDA_USE_PRIMARY_CONTEXT (DESIGN.md
  *     §4): the CUDA runtime the engine uses works in the same primary
  *     context, so the engine's kernels can read the decoder's surfaces and
  *     wait on events recorded beside them.

@@ -1,5 +1,5 @@
 /*
- * hwdec.h — NVDEC through libavcodec's CUDA hwaccel (SPEC §1.9, §4), for
+ * hwdec.h — NVDEC through libavcodec's CUDA hwaccel (DESIGN.md §1.9, §4), for
  * video_io.c's reader: which decoder and streams qualify, the CUDA device
  * context (the runtime's primary context, shared with the engine), and
  * decoded CUDA frames turned into device-resident src_frames
@@ -21,7 +21,7 @@
 enum { VID_HWDEC_NONE = 0, VID_HWDEC_AUTO = 1, VID_HWDEC_NVDEC = 2 };
 
 /* Codecs --hwdec=auto sends to NVDEC: those whose standards define the
- * decoded picture exactly (SPEC §1.9: H.264, HEVC, VP9, AV1), so NVDEC's
+ * decoded picture exactly (DESIGN.md §1.9: H.264, HEVC, VP9, AV1), so NVDEC's
  * frames equal libavcodec's.  1 / 0.  (Here, not in hwdec.c: the CPU-only
  * variant's readers apply the same --hwdec=auto rule.) */
 static inline int hw_codec_exact(enum AVCodecID id)
@@ -51,7 +51,7 @@ AVBufferRef *hw_device_ref(hw_dec *h);
 void hw_close(hw_dec **h);
 
 /* For a decoded AV_PIX_FMT_CUDA frame: the luma plane of its surface as a
- * ge_frame (device pointer, pitch, SPEC §1.2 range expansion from the
+ * ge_frame (device pointer, pitch, DESIGN.md §1.2 range expansion from the
  * decoder's software format `sw_fmt` and the frame's color_range: P010 /
  * P016 samples keep their MSB alignment, shift = 16 - bit depth).
  * Returns 0, or -1 with *why set. */

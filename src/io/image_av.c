@@ -55,7 +55,7 @@
  * image_io.c's INT_MAX bytes of samples), so every decoder accepts the
  * same sizes. */
 #define IMGAV_MAX_SIDE (1 << 20)
-/* SPEC §1.2's conversion flags. */
+/* DESIGN.md §1.2's conversion flags. */
 #define IMGAV_SWS_FLAGS (SWS_BITEXACT | SWS_ACCURATE_RND)
 /* swscale's vector code may store a little past a plane's end. */
 #define IMGAV_SWS_SLACK 64

@@ -1,7 +1,7 @@
 /*
  * image_av.h — still images that stb_image (and the PNG/JPEG decoders)
  * cannot read, decoded by libavcodec's image decoders from memory, and the
- * lossless .tiff/.webp outputs through libavcodec's encoders (SPEC §1.9).
+ * lossless .tiff/.webp outputs through libavcodec's encoders (DESIGN.md §1.9).
  *
  * Inputs, recognised by their first bytes (as libavformat's image pipe
  * demuxers do), never by name: WebP (lossy and lossless, still), TIFF

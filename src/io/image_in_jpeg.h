@@ -1,5 +1,5 @@
 /*
- * image_in_jpeg.h — JPEG in through libjpeg-turbo (SPEC §1.9: the pixels
+ * image_in_jpeg.h — JPEG in through libjpeg-turbo (DESIGN.md §1.9: the pixels
  * OpenCV, Pillow, ImageMagick and libvips decode), and the EXIF
  * orientation of a JPEG, applied to any decoded image.
  */

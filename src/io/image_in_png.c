@@ -2,7 +2,7 @@
  * image_in_png.c — PNG in through libspng (Debian's libspng 0.7.3 over
  * zlib), giving exactly the pixels stb_image v2.27 gives with req_comp = 0
  * (and stbi_load_16 for 16-bit files), which is what the rest of gpuedge
- * was built and tested on (SPEC §1.1).  Faster than stb's own inflate and
+ * was built and tested on (DESIGN.md §1.1).  Faster than stb's own inflate and
  * unfilter; BENCHMARKS.md has the ratio.
  *
  * The layout stb chooses, which we ask libspng for by colour type:

@@ -1,6 +1,6 @@
 /*
  * image_in_png.h — PNG in through libspng, with stb_image's pixels and
- * channel layout (SPEC §1.1, §1.9: a lossless format, so any correct
+ * channel layout (DESIGN.md §1.1, §1.9: a lossless format, so any correct
  * decoder gives the same pixels; tests/unit/test_image_in_png.c proves it).
  */
 #ifndef GPUEDGE_IMAGE_IN_PNG_H

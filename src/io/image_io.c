@@ -1,6 +1,6 @@
 /*
  * image_io.c — images in (native channel count, 16-bit kept as 16-bit:
- * SPEC §1.1): PNG through libspng (image_in_png.c, stb's pixels exactly),
+ * DESIGN.md §1.1): PNG through libspng (image_in_png.c, stb's pixels exactly),
  * JPEG through libjpeg-turbo (image_in_jpeg.c, OpenCV's and Pillow's
  * pixels; EXIF orientation applied), every other format stb_image reads
  * through stb, chosen by the file's first bytes (img_load_mem); out into

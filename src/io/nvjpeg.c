@@ -13,7 +13,7 @@
  * one bad file costs only itself.
  *
  * Output buffers come from a pool of device blocks that only grows (no
- * cudaFree in the frame loop: it synchronises the device, SPEC §4); a block
+ * cudaFree in the frame loop: it synchronises the device, DESIGN.md §4); a block
  * is reused after nvj_release, which the caller calls once the kernel that
  * reads it has finished.
  */

@@ -1,5 +1,5 @@
 /*
- * nvjpeg.h — JPEG decoding on the GPU with NVIDIA's nvJPEG (SPEC §1.9,
+ * nvjpeg.h — JPEG decoding on the GPU with NVIDIA's nvJPEG (DESIGN.md §1.9,
  * §4): batches of JPEGs decoded by the hardware JPEG engines (A100, H100,
  * H200; nvJPEG's GPU hybrid backend elsewhere) straight into device memory,
  * where the kernels read them.

@@ -1,5 +1,5 @@
 /*
- * safeout.c — never lose data (SPEC §6).
+ * safeout.c — never lose data (DESIGN.md §6).
  *
  * Life of an output "dir/out.png":
  *   so_open    checks early (exists without -y, same file as an input,
@@ -43,7 +43,7 @@
 /* stb's writers hand over 64-byte pieces for BMP/TGA/JPEG and PGM goes
  * row by row: gather them so a large image is not 10^5 syscalls. */
 #define SO_BUF_SIZE (64 * 1024)
-/* so_commit fsyncs (SPEC §6): on a disk, writing a big output back at that
+/* so_commit fsyncs (DESIGN.md §6): on a disk, writing a big output back at that
  * moment costs the run its tail (an .mkv of 1,590 FFVHuff 1080p frames is
  * 1.8 GB).  Writeback is started every SO_WB_STEP bytes instead
  * (sync_file_range, SYNC_FILE_RANGE_WRITE: starts it, waits for nothing),

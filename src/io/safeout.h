@@ -1,5 +1,5 @@
 /*
- * safeout.h — never lose data (SPEC §6).
+ * safeout.h — never lose data (DESIGN.md §6).
  *
  * An output is written to a temporary file beside its final name
  * (mkstemp, fchmod 0666 & ~umask), through checked writes, fsync'ed and

@@ -40,7 +40,7 @@
 #define VID_NATIVE_BE 0
 #endif
 
-/* The flags SPEC §1.2 pins for the RGB path. */
+/* The flags DESIGN.md §1.2 pins for the RGB path. */
 #define VID_SWS_FLAGS (SWS_BITEXACT | SWS_ACCURATE_RND)
 /* A decoder that fails this many times in a row without a frame is not
  * going to recover: the file fails instead of spinning. */
@@ -94,7 +94,7 @@ static const char *err_str(int err, char *buf, size_t n)
     return buf;
 }
 
-/* libav reads and writes poll this (SPEC §6: interrupt_callback). */
+/* libav reads and writes poll this (DESIGN.md §6: interrupt_callback). */
 static int interrupt_cb(void *opaque)
 {
     (void)opaque;
@@ -130,7 +130,7 @@ static int in_list(const char *e, const char *const *list)
 // ---------------------------------------------------------------------------
 // Probe: video or image?
 
-/* What stb reads (SPEC §3): these stay images, GIF's first frame too. */
+/* What stb reads (DESIGN.md §3): these stay images, GIF's first frame too. */
 static const char *const image_exts[] = {
     "png", "jpg", "jpeg", "jpe", "bmp", "tga", "psd", "hdr", "pnm", "ppm",
     "pgm", "pic", "gif", NULL};
@@ -205,7 +205,7 @@ void vid_pack_plane(uint8_t *dst, size_t dst_stride, const uint8_t *src,
 }
 
 /* yuvj* and grey formats are full range when the frame does not say;
- * plain yuv* is limited (SPEC §1.2, as FFmpeg assumes). */
+ * plain yuv* is limited (DESIGN.md §1.2, as FFmpeg assumes). */
 static int default_full(enum AVPixelFormat fmt, const AVPixFmtDescriptor *d)
 {
     return !strncmp(d->name, "yuvj", 4) || d->nb_components <= 2 ||
@@ -513,7 +513,7 @@ static int64_t mem_seek(void *opaque, int64_t offset, int whence)
  * stream; when its init fails (a size, depth or profile NVDEC does not
  * support) or the stream changes to such, ff_get_format asks again
  * without it: then the software format, so decoding goes on in software
- * (SPEC §1.9: both give the same frames for the exact codecs). */
+ * (DESIGN.md §1.9: both give the same frames for the exact codecs). */
 static enum AVPixelFormat hw_get_format(AVCodecContext *s, const enum AVPixelFormat *fmts)
 {
     vid_reader *r = s->opaque;

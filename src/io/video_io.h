@@ -1,7 +1,7 @@
 /*
  * video_io.h — video in (libavformat/libavcodec, any container and codec
  * FFmpeg 5.1 reads) and out (.mkv FFV1, .mp4 H.264, .y4m), plus the
- * image-sequence name helpers (SPEC §1.2, §3, §6).
+ * image-sequence name helpers (DESIGN.md §1.2, §3, §6).
  *
  * Reading: vid_open / vid_next / vid_close, shaped like FFmpeg's
  * doc/examples/demuxing_decoding.c (send/receive, EAGAIN, NULL-packet
@@ -9,7 +9,7 @@
  * -1 this file failed (one message printed; nothing printed when the
  * failure is an interruption: sig_stop is set then).
  *
- * What a frame becomes (SPEC §1.2):
+ * What a frame becomes (DESIGN.md §1.2):
  *   YUV / grey sources: the luma path.  Only the Y plane is handed on,
  *     1 byte a sample for 8 bits, 2 bytes (native endian) for 9..16 bits,
  *     packed into the host_buf (any linesize, negative too), with
@@ -173,7 +173,7 @@ typedef struct vid_conv {
 } vid_conv;
 void vid_conv_free(vid_conv *c);
 
-/* SPEC §1.2 luma parameters for `fmt` with `range`: fills bytes_per_sample,
+/* DESIGN.md §1.2 luma parameters for `fmt` with `range`: fills bytes_per_sample,
  * shift, offset, gain and channels = 1 of *f.  Returns 0, or -1 when fmt
  * is not a YUV/grey format with an 8..16-bit Y plane. */
 int vid_luma_params(enum AVPixelFormat fmt, enum AVColorRange range, ge_frame *f);

@@ -12,7 +12,7 @@
  *     outputs before start_i+1 (leading pictures it cannot decode
  *     properly).  From a keyframe on, a decoder's frames are the ones a
  *     decode from the start gives (H.264/HEVC/VP9/AV1 define it exactly:
- *     SPEC §1.9).  Its first frame must be the keyframe itself; when it is
+ *     DESIGN.md §1.9).  Its first frame must be the keyframe itself; when it is
  *     not (a seek that landed past it), the segment is decoded again from
  *     the file's start, dropping the frames before it: slower, still exact.
  *   - Every packet must have a pts and no two the same (the scan checks);
@@ -964,7 +964,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
      * decoder's own time per frame would add up across them) */
     f->fr.decode_ms = (ge_now() - t0) * 1e3;
     if (f->fr.on_device) {
-        /* a hardware decoder's surface (SPEC §4): handed on as it is, its
+        /* a hardware decoder's surface (DESIGN.md §4): handed on as it is, its
          * release goes with it */
         *fr = f->fr;
         src_frame_host(&f->fr);

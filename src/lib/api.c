@@ -45,7 +45,7 @@ cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
 _Static_assert(GE_HIST_BINS == 256, "gpuedge.h and edge.h agree");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "hist counts");
 
-/* Canny (SPEC §1.8) on the GPU backend (kernels/canny.h, issue 12).  In
+/* Canny (DESIGN.md §1.8) on the GPU backend (kernels/canny.h, issue 12).  In
  * the CPU-only variant an auto context runs it on the CPU, as any other. */
 #define API_GPU_CANNY GE_CUDA
 
@@ -157,7 +157,7 @@ GE_API void ge_options_init(ge_options *o)
     o->scale = 1.0f;
 }
 
-/* The CLI's rules for the same options (cli.c, SPEC §1, §1.8). */
+/* The CLI's rules for the same options (cli.c, DESIGN.md §1, §1.8). */
 static int check_params(const ge_params *p, ge_taps *taps)
 {
     if (!(p->sigma == 0 || (p->sigma >= GE_SIGMA_MIN && p->sigma <= GE_SIGMA_MAX)))
@@ -564,7 +564,7 @@ static ge_frame make_frame(const void *data, int width, int height, int channels
     f.channels = channels;
     f.bytes_per_sample = bps;
     f.stride = stride;
-    f.gain = bps == 2 ? GE_S16 : 1.0f; /* SPEC §1.1, as 16-bit images */
+    f.gain = bps == 2 ? GE_S16 : 1.0f; /* DESIGN.md §1.1, as 16-bit images */
     f.data = data;
     return f;
 }

@@ -1,5 +1,5 @@
 /*
- * cpu_backend.c — SPEC §1 on the CPU, bit for bit the reference's result,
+ * cpu_backend.c — DESIGN.md §1 on the CPU, bit for bit the reference's result,
  * written for speed.
  *
  * Work split: the image is cut into bands of rows; worker threads (the
@@ -17,10 +17,10 @@
  * all; the vertical pass and Sobel take row pointers chosen through the
  * same mapping (a row of zeros for the zero border), and blurred rows carry
  * one mapped value each side for Sobel.  So every tap sees exactly the value
- * SPEC §1.5 gives it, for any radius and any size.
+ * DESIGN.md §1.5 gives it, for any radius and any size.
  *
  * Arithmetic: each output is computed with the same operations in the same
- * order as the reference (SPEC §1), one value per SIMD lane; vectorising
+ * order as the reference (DESIGN.md §1), one value per SIMD lane; vectorising
  * changes which lane does the work, never the rounding.  fmaf is a single
  * rounding on every path (libm call, scalar vfmadd or packed vfmadd), and
  * -ffp-contract=off keeps the compiler from adding any.  On x86-64 with
@@ -56,7 +56,7 @@
 #define CPU_MAX_THREADS 1024
 
 // ---------------------------------------------------------------------------
-// Borders (SPEC §1.5)
+// Borders (DESIGN.md §1.5)
 
 /* cb_map: i mapped into [0, n-1], or -1 where the value is 0 (zero
  * border) — the rule the kernels use too (kernels/border.h). */
@@ -69,7 +69,7 @@
 
 #define CB_INLINE static inline __attribute__((always_inline))
 
-/* SPEC §1.1-1.2 for row y of f into g[0..w-1] */
+/* DESIGN.md §1.1-1.2 for row y of f into g[0..w-1] */
 CB_INLINE void grey_row_body(const ge_frame *f, int y, float *g)
 {
     const unsigned char *row = (const unsigned char *)f->data +
@@ -79,7 +79,7 @@ CB_INLINE void grey_row_body(const ge_frame *f, int y, float *g)
     int x;
 
     if (f->bytes_per_sample == 1) {
-        /* every possible value of a byte, computed as SPEC writes it */
+        /* every possible value of a byte, computed as DESIGN.md §1 writes it */
         float lut[256];
         for (x = 0; x < 256; x++)
             lut[x] = (float)((int)((unsigned)x >> sh) - off) * gain;
@@ -138,7 +138,7 @@ CB_INLINE void vblur_body(const float *const *rows, int x0, int w,
     }
 }
 
-/* SPEC §1.6 */
+/* DESIGN.md §1.6 */
 CB_INLINE uint8_t quantise(float m, const ge_params *p)
 {
     uint8_t e;
@@ -152,7 +152,7 @@ CB_INLINE uint8_t quantise(float m, const ge_params *p)
     return p->invert ? (uint8_t)(255 - e) : e;
 }
 
-/* SPEC §1.4 for one row: a, b, c are the rows above, at and below, each
+/* DESIGN.md §1.4 for one row: a, b, c are the rows above, at and below, each
  * readable at [-1, w] (border values already in place). */
 CB_INLINE void sobel_body(const float *a, const float *b, const float *c,
                           int x0, int w, const ge_params *p, uint8_t *e)
@@ -171,7 +171,7 @@ CB_INLINE void sobel_body(const float *a, const float *b, const float *c,
     }
 }
 
-/* SPEC §1.8's sector codes: which two neighbours NMS compares a pixel
+/* DESIGN.md §1.8's sector codes: which two neighbours NMS compares a pixel
  * with (dy, dx): left/right, above/below, (-1,+1)/(+1,-1) when gx and gy
  * have different signs, else (-1,-1)/(+1,+1). */
 enum { CB_DIR_H = 0, CB_DIR_V = 1, CB_DIR_D1 = 2, CB_DIR_D2 = 3 };
@@ -182,7 +182,7 @@ enum { CB_DIR_H = 0, CB_DIR_V = 1, CB_DIR_D1 = 2, CB_DIR_D2 = 3 };
  * classes, then the hysteresis states; only the final pass writes 0/255. */
 enum { CB_NONE = 0, CB_WEAK = 1, CB_STRONG = 2, CB_JOINED = 3, CB_PENDING = 4 };
 
-/* Canny's first half for one row: t = m * scale (SPEC §1.8, m as SPEC §1.4
+/* Canny's first half for one row: t = m * scale (DESIGN.md §1.8, m as DESIGN.md §1.4
  * computes it) and the sector code. */
 CB_INLINE void grad_body(const float *a, const float *b, const float *c,
                          int x0, int w, float scale, float *t, uint8_t *dir)
@@ -576,7 +576,7 @@ typedef struct cb_job {
  * (auto adds the Sobel pass first, for the histogram its thresholds come
  * from), each finished by every worker before the next starts. */
 enum cb_phase {
-    CB_PH_SOBEL,    /* SPEC §1.1-1.7 */
+    CB_PH_SOBEL,    /* DESIGN.md §1.1-1.7 */
     CB_PH_NMS,      /* grey .. blur, then t, NMS, classes into the edge plane */
     CB_PH_HYST,     /* flood fills from the strong pixels of each band */
     CB_PH_PENDING,  /* the same from pixels a full stack left pending */
@@ -715,7 +715,7 @@ static void cb_band(cb_worker *wk, int band)
 }
 
 // ---------------------------------------------------------------------------
-// Canny (SPEC §1.8)
+// Canny (DESIGN.md §1.8)
 
 /* NMS needs t of the rows above and below its own, so a band computes t
  * for rows y0-1..y1 (the image's rows only: outside, t is 0) from blurred
@@ -1070,7 +1070,7 @@ static int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
     memset(cb_canny_ms, 0, sizeof cb_canny_ms);
 
     if (p->canny == GE_CANNY_AUTO) {
-        /* The thresholds come from SPEC §1.6's map of this frame (no
+        /* The thresholds come from DESIGN.md §1.6's map of this frame (no
          * --threshold, no --invert).  With room for a t plane (4 bytes a
          * pixel, within --mem-limit beside the workers' scratch), one pass
          * keeps t and the sector codes and counts the histogram, and NMS

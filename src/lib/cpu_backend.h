@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include "edge.h"
 
-/* Runs SPEC §1 on f with `threads` worker threads (0 = one per online CPU).
+/* Runs DESIGN.md §1 on f with `threads` worker threads (0 = one per online CPU).
  * planes->edge (W*H) must be allocated; planes->grey/blur_h/blur may be
  * NULL, or W*H buffers the backend fills too (for --cpu-ref).
  * planes->hist is filled.  `stop` (may be NULL) is polled between bands:

@@ -1,5 +1,5 @@
 /*
- * edge.h — the definitions every implementation of SPEC §1 shares:
+ * edge.h — the definitions every implementation of DESIGN.md §1 shares:
  * parameters, border modes, the Gaussian tap table and the input-frame
  * descriptor.  Nothing here computes a pixel: the reference, the CPU
  * backend and the kernels each do that on their own, and are checked
@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-/* --sigma limits (SPEC §1.3): 0 (no blur) or GE_SIGMA_MIN..GE_SIGMA_MAX. */
+/* --sigma limits (DESIGN.md §1.3): 0 (no blur) or GE_SIGMA_MIN..GE_SIGMA_MAX. */
 #define GE_SIGMA_MIN 0.1
 #define GE_SIGMA_MAX 16.0
 /* radius = max(1, ceil(2 sigma)) so sigma 16 gives 32. */
@@ -33,7 +33,7 @@ enum ge_border {
     GE_BORDER_ZERO = 2        /* the value outside the image is 0 */
 };
 
-/* --canny (SPEC §1.8).  GE_CANNY_AUTO takes the thresholds from the frame's
+/* --canny (DESIGN.md §1.8).  GE_CANNY_AUTO takes the thresholds from the frame's
  * own pre-Canny edge-map histogram h (step 7's 256 bins of e, N = W*H):
  * c = the smallest code with 10 * (h[0] + ... + h[c]) >= 7 * N (integers),
  * HIGH = (float)c + 0.5f (so at most ~30 % of pixels have t > HIGH, since
@@ -57,10 +57,10 @@ typedef struct ge_params {
     int invert;          /* e = 255 - e, applied last */
     int canny;           /* enum ge_canny: replaces step 6's edge map */
     float canny_low;     /* GE_CANNY_ON: thresholds on t = m * scale, */
-    float canny_high;    /* 0 <= low <= high (SPEC §1.8) */
+    float canny_high;    /* 0 <= low <= high (DESIGN.md §1.8) */
 } ge_params;
 
-/* The Gaussian as every implementation uses it (SPEC §1.3).  radius 0 means
+/* The Gaussian as every implementation uses it (DESIGN.md §1.3).  radius 0 means
  * "no blur" (sigma 0): the blurred plane is the grey plane. */
 typedef struct ge_taps {
     int radius;
@@ -74,7 +74,7 @@ int ge_taps_make(double sigma, ge_taps *t);
 /* One input frame as it sits in (host or device) memory: interleaved
  * samples, 1..4 channels, 1 or 2 bytes each (native endian).  Each channel
  * value v becomes c = (float)((int)(v >> shift) - offset) * gain
- * (SPEC §1.1/§1.2: images have offset 0 and gain 1 or S16; video luma has
+ * (DESIGN.md §1.1/§1.2: images have offset 0 and gain 1 or S16; video luma has
  * the range expansion).  With 3 or 4 channels (R, G, B[, A]) the grey value
  * is the RGB formula; with 1 or 2 (grey[, alpha]) it is c of channel 0. */
 typedef struct ge_frame {
@@ -88,7 +88,7 @@ typedef struct ge_frame {
     const void *data;
 } ge_frame;
 
-/* (float)(255.0 / 65535.0), SPEC §1.1 */
+/* (float)(255.0 / 65535.0), DESIGN.md §1.1 */
 #define GE_S16 ((float)(255.0 / 65535.0))
 
 /* The planes one frame produces.  The float planes are optional outputs

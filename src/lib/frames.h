@@ -37,7 +37,7 @@ typedef struct src_frame {
     double decode_ms; /* host time spent producing it */
     ge_frame f;       /* f.data points into the buffer the source filled,
                          or (on_device) into the decoder's device surface */
-    /* Device-resident frames (SPEC §4), the contract between a GPU decoder
+    /* Device-resident frames (DESIGN.md §4), the contract between a GPU decoder
      * (NVDEC, nvJPEG) and the GPU engine:
      *   on_device    f.data is a DEVICE pointer to row 0 of the plane the
      *                engine reads, f.stride its pitch in bytes; channels,

@@ -90,7 +90,7 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
         snprintf(why, n, "CUDA driver %s is older than the runtime %s this build needs", drv, rt);
         return -1;
     }
-    /* Host threads block in waits instead of spinning (SPEC §4); must be
+    /* Host threads block in waits instead of spinning (DESIGN.md §4); must be
      * set before the primary context is created. */
     cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
     e = cudaGetDeviceCount(&count);

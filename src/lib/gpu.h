@@ -1,5 +1,5 @@
 /*
- * gpu.h — is a GPU usable, and which (SPEC §3 --backend, --device).
+ * gpu.h — is a GPU usable, and which (DESIGN.md §3 --backend, --device).
  */
 #ifndef GPUEDGE_GPU_H
 #define GPUEDGE_GPU_H
@@ -25,7 +25,7 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n);
  * the caller opens its input and output (issue 11, start-up).  Call
  * gpu_probe_start before the process starts other threads (it may setenv
  * CUDA_MODULE_LOADING=EAGER when eager and the variable is unset) and
- * with signals already blocked (SPEC §6: the thread and CUDA's inherit
+ * with signals already blocked (DESIGN.md §6: the thread and CUDA's inherit
  * the mask); NULL
  * when no thread could start (then call gpu_probe).  gpu_probe_wait joins
  * it, makes the device current on the calling thread and returns what

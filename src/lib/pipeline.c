@@ -1,5 +1,5 @@
 /*
- * pipeline.c — the engines (SPEC §4).
+ * pipeline.c — the engines (DESIGN.md §4).
  *
  * GPU engine, three threads and three streams:
  *
@@ -50,7 +50,7 @@
 #include "strips.h"
 #include "util.h"
 
-/* Ring sizes: 3 a side by default (SPEC §4: >= 2; 3 lets decode, PCIe
+/* Ring sizes: 3 a side by default (DESIGN.md §4: >= 2; 3 lets decode, PCIe
  * and the writer each hold one while the GPU works on the next). */
 #define PIPE_DEFAULT_SLOTS 3
 #define PIPE_MAX_SLOTS 8

@@ -1,7 +1,7 @@
 /*
  * pipeline.h — the engines that turn a frame source into a frame sink.
  *
- * pipe_run_gpu: SPEC §4.  A decode thread fills pinned input slots; the
+ * pipe_run_gpu: DESIGN.md §4.  A decode thread fills pinned input slots; the
  * calling thread enqueues upload (upload stream), the kernels (compute
  * stream, per-stage events) and the download (download stream) into pinned
  * output slots; a writer thread waits on each frame's download event and

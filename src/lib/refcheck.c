@@ -101,7 +101,7 @@ int chk_frame(chk_stats *st, const ge_frame *in, const ge_params *p,
     if (!p->canny) {
         ref_sobel(b, w, h, p, re);
     } else if (ref_canny_edge(b, w, h, p, re) < 0) {
-        /* SPEC §1.8 from the checked blur: the 0/255 map, whole frame */
+        /* DESIGN.md §1.8 from the checked blur: the 0/255 map, whole frame */
         free(rf);
         free(rb);
         free(re);
@@ -134,7 +134,7 @@ int chk_frame(chk_stats *st, const ge_frame *in, const ge_params *p,
 void chk_print(const chk_stats *st, FILE *fp)
 {
     /* The check starts from the decoded pixels: say whose they are (JPEG
-     * decoders differ, SPEC §1.9). */
+     * decoders differ, DESIGN.md §1.9). */
     fprintf(fp, "cpu-ref: %lld frame%s checked, %lld with mismatches%s%s%s\n",
             st->frames, st->frames == 1 ? "" : "s", st->bad_frames,
             st->decoded_by[0] ? " (pixels decoded by " : "", st->decoded_by,

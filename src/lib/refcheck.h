@@ -1,5 +1,5 @@
 /*
- * refcheck.h — the differential check (SPEC §2, --cpu-ref).
+ * refcheck.h — the differential check (DESIGN.md §2, --cpu-ref).
  */
 #ifndef GPUEDGE_REFCHECK_H
 #define GPUEDGE_REFCHECK_H

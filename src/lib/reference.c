@@ -1,11 +1,11 @@
 /*
- * reference.c — the CPU gold (SPEC §1, §2).
+ * reference.c — the CPU gold (DESIGN.md §1, §2).
  *
- * Plain loops, one function a stage, every expression in the order SPEC §1
- * writes it, fmaf only where SPEC writes fma (the build passes
+ * Plain loops, one function a stage, every expression in the order DESIGN.md §1
+ * writes it, fmaf only where DESIGN.md §1 writes fma (the build passes
  * -ffp-contract=off, so the compiler adds none).  Every neighbour of the
  * blur and of the Sobel stage goes through ref_border_index(), which is the
- * whole border policy (SPEC §1.5).  Nothing here is shared with the CPU
+ * whole border policy (DESIGN.md §1.5).  Nothing here is shared with the CPU
  * backend or the kernels except the tap table (taps.c) and edge.h.
  */
 #include <math.h>
@@ -15,7 +15,7 @@
 #include "reference.h"
 
 // ---------------------------------------------------------------------------
-// Borders (SPEC §1.5)
+// Borders (DESIGN.md §1.5)
 
 /* Maps index i (any int) into [0, n-1] per the border mode, or returns -1
  * when the value there is 0 (zero border, outside the image). */
@@ -53,7 +53,7 @@ static float ref_at(const float *p, int w, int h, int y, int x, int border)
 // ---------------------------------------------------------------------------
 // Stages
 
-/* one channel value, SPEC §1.1 via ge_frame's shift/offset/gain */
+/* one channel value, DESIGN.md §1.1 via ge_frame's shift/offset/gain */
 static float ref_channel(const ge_frame *f, int y, int x, int ch)
 {
     const unsigned char *row = (const unsigned char *)f->data +
@@ -133,7 +133,7 @@ void ref_blur_v(const float *in, int w, int h, const ge_taps *t, int border,
     }
 }
 
-/* SPEC §1.6: magnitude -> 8-bit edge value */
+/* DESIGN.md §1.6: magnitude -> 8-bit edge value */
 static uint8_t ref_quantise(float m, const ge_params *p)
 {
     uint8_t e;
@@ -149,7 +149,7 @@ static uint8_t ref_quantise(float m, const ge_params *p)
     return e;
 }
 
-/* SPEC §1.4's gx, gy at (y, x), border-mapped: the one place the
+/* DESIGN.md §1.4's gx, gy at (y, x), border-mapped: the one place the
  * reference's Sobel and its Canny gradients take them from. */
 static void ref_grad_at(const float *blur, int w, int h, int y, int x, int bd,
                         float *gx, float *gy)
@@ -200,7 +200,7 @@ void ref_histogram(const uint8_t *edge, size_t n, uint64_t hist[GE_HIST_BINS])
 }
 
 // ---------------------------------------------------------------------------
-// Canny (SPEC §1.8)
+// Canny (DESIGN.md §1.8)
 
 void ref_gradients(const float *blur, int w, int h, int border, float *gx,
                    float *gy)

@@ -1,5 +1,5 @@
 /*
- * reference.h — the CPU gold (SPEC §2): plain loops, one function a stage,
+ * reference.h — the CPU gold (DESIGN.md §2): plain loops, one function a stage,
  * written independently of the kernels and the CPU backend.  Each stage
  * takes the previous stage's plane so --cpu-ref can recompute a stage from
  * the GPU's own input to it and name the stage that broke.
@@ -10,28 +10,28 @@
 
 #include "edge.h"
 
-/* SPEC §1.1-1.2: frame -> grey plane. */
-/* SPEC §1.5 as the reference states it (independently of kernels/border.h):
+/* DESIGN.md §1.1-1.2: frame -> grey plane. */
+/* DESIGN.md §1.5 as the reference states it (independently of kernels/border.h):
  * index i mapped into [0, n-1], or -1 where the value is 0 (zero border). */
 int ref_border_index(int i, int n, int border);
 void ref_grey(const ge_frame *f, float *grey);
-/* SPEC §1.3, horizontal pass; with t->radius == 0 it copies. */
+/* DESIGN.md §1.3, horizontal pass; with t->radius == 0 it copies. */
 void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border,
                 float *out);
-/* SPEC §1.3, vertical pass over the horizontal result. */
+/* DESIGN.md §1.3, vertical pass over the horizontal result. */
 void ref_blur_v(const float *in, int w, int h, const ge_taps *t, int border,
                 float *out);
-/* SPEC §1.4 + §1.6: Sobel magnitude of the blurred plane -> 8-bit edge map
+/* DESIGN.md §1.4 + §1.6: Sobel magnitude of the blurred plane -> 8-bit edge map
  * (scale, threshold, invert from p). */
 void ref_sobel(const float *blur, int w, int h, const ge_params *p,
                uint8_t *edge);
-/* SPEC §1.7: 256 bins over n edge values. */
+/* DESIGN.md §1.7: 256 bins over n edge values. */
 void ref_histogram(const uint8_t *edge, size_t n, uint64_t hist[GE_HIST_BINS]);
 
-/* --- Canny (SPEC §1.8), in three pieces so a checker can name the one that
+/* --- Canny (DESIGN.md §1.8), in three pieces so a checker can name the one that
  * broke.  Every plane W*H, row-major. */
 
-/* SPEC §1.4's gx = R - L and gy = D - T of the blurred plane, per pixel
+/* DESIGN.md §1.4's gx = R - L and gy = D - T of the blurred plane, per pixel
  * (border-mapped neighbours, exactly as ref_sobel computes them). */
 void ref_gradients(const float *blur, int w, int h, int border, float *gx,
                    float *gy);

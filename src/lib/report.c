@@ -1,5 +1,5 @@
 /*
- * report.c — the --report table (SPEC §5): per stage count, total, median,
+ * report.c — the --report table (DESIGN.md §5): per stage count, total, median,
  * p10, p90 in ms; then frames, pixels, wall, fps, Mpx/s and the stage that
  * bounds throughput.  Text or one JSON object (C locale numbers: we never
  * call setlocale, so printf uses '.').

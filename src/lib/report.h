@@ -1,5 +1,5 @@
 /*
- * report.h — per-stage timing (SPEC §5) and the --cpu-ref tallies.
+ * report.h — per-stage timing (DESIGN.md §5) and the --cpu-ref tallies.
  */
 #ifndef GPUEDGE_REPORT_H
 #define GPUEDGE_REPORT_H

@@ -1,8 +1,8 @@
 /*
- * strips.h — huge frames in horizontal strips (issue #6, SPEC §4's row
+ * strips.h — huge frames in horizontal strips (issue #6, DESIGN.md §4's row
  * windows).  An output strip of rows [y0, y1) reads the input rows that
  * its Sobel and blur taps reach: virtual rows y0-1-r .. y1+r, border-mapped
- * against the full height (SPEC §1.5).  Processed with that window, a
+ * against the full height (DESIGN.md §1.5).  Processed with that window, a
  * strip's edge rows and histogram are bit for bit those of the whole frame.
  * Plain C, no CUDA: the planner is tested without a GPU.
  */

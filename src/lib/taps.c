@@ -1,5 +1,5 @@
 /*
- * taps.c — the Gaussian tap table (SPEC §1.3), the one thing the reference,
+ * taps.c — the Gaussian tap table (DESIGN.md §1.3), the one thing the reference,
  * the CPU backend and the kernels share.
  *
  * w_k = Phi((k+1/2)/sigma) - Phi((k-1/2)/sigma), k = -r..r, r = max(1,
@@ -68,7 +68,7 @@ int ge_taps_make(double sigma, ge_taps *t)
     return 0;
 }
 
-/* SPEC §1.8's --canny auto (edge.h): integer cumulative test, then two
+/* DESIGN.md §1.8's --canny auto (edge.h): integer cumulative test, then two
  * float operations, so every backend that calls this gets the same pair. */
 void ge_canny_auto(const uint64_t hist[GE_HIST_BINS], uint64_t n,
                    float *low, float *high)

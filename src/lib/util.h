@@ -9,7 +9,7 @@
 
 #define GE_PROG "gpuedge"
 
-/* Exit statuses (SPEC §3). */
+/* Exit statuses (DESIGN.md §3). */
 enum {
     GE_EXIT_OK = 0,
     GE_EXIT_FAIL = 1,

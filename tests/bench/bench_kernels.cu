@@ -23,7 +23,7 @@
  * storage allocated once per size, outside the timed loops; CUB zeroes the
  * bins itself with an init kernel, which its stage time includes, while the
  * "ours" histogram stage leaves its memset out — the whole-frame rows
- * include both).  CUB counts into 64-bit bins like ours (SPEC §1.7); a
+ * include both).  CUB counts into 64-bit bins like ours (DESIGN.md §1.7); a
  * second row gives it 32-bit bins, the textbook's width.  Thrust runs with thrust::cuda::par_nosync.on(stream), so
  * it launches asynchronously like <<<>>> and is timed by the same event
  * pairs, rotation and median as the other two columns; its host dispatch

@@ -62,7 +62,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def taps(sigma):
-    """SPEC §1.3: w_k = Phi((k+1/2)/s) - Phi((k-1/2)/s), k = -r..r, double,
+    """DESIGN.md §1.3: w_k = Phi((k+1/2)/s) - Phi((k-1/2)/s), k = -r..r, double,
     normalised, rounded to float32; r = max(1, ceil(2 s))."""
     r = max(1, math.ceil(2 * sigma))
     phi = lambda x: 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# OpenCV peer for tests/bench/cpu_peers.sh: gpuedge's pipeline (SPEC §1) in
+# OpenCV peer for tests/bench/cpu_peers.sh: gpuedge's pipeline (DESIGN.md §1) in
 # OpenCV, timed in-process (processing only, no I/O), plus max |Δ| of its
 # edge map against gpuedge's.
 #
@@ -24,7 +24,7 @@ except ImportError as e:  # skip, not fail: the script runs on any machine
 
 
 def taps(sigma):
-    """SPEC §1.3: w_k = Φ((k+½)/σ) − Φ((k−½)/σ), k = −r..r, in double,
+    """DESIGN.md §1.3: w_k = Φ((k+½)/σ) − Φ((k−½)/σ), k = −r..r, in double,
     normalised to sum 1, then rounded to float32.  r = max(1, ceil(2σ))."""
     r = max(1, math.ceil(2 * sigma))
     phi = lambda x: 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))

@@ -87,7 +87,7 @@ EOF
         T[ffmpeg,$S]=$(awk -v a="$filt" -v b="$base" -v n="$FRAMES" 'BEGIN{printf "%.3f", (a-b)*1000/n}')
         ROWS+=("ffmpeg $S"); NOTE[ffmpeg,$S]="(filtered ${filt}s - plain ${base}s)/$FRAMES"
         # edge-map difference on frame 1 (Y plane) against gpuedge on the same clip;
-        # gpuedge expands limited-range Y by 255/219 (SPEC §1.2), so the check
+        # gpuedge expands limited-range Y by 255/219 (DESIGN.md §1.2), so the check
         # gives sobel the same scale; "inner" leaves out the 2-pixel rim.
         if "$GPUEDGE" -q -y --backend=cpu --threads "$THREADS" --sigma "$SIGMA" --frames 1 \
                "$y4m" "$WORK/ge$S.y4m" 2>/dev/null &&

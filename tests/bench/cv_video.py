@@ -11,7 +11,7 @@
 #   RESULT cv_decode frames=N seconds=S fps=F
 # Not bit-exact with gpuedge and not meant to be: OpenCV decodes to BGR
 # (libswscale, its own matrix) and takes grey from that, where gpuedge
-# takes the luma plane of a YUV source (SPEC §1.2).  A throughput peer.
+# takes the luma plane of a YUV source (DESIGN.md §1.2).  A throughput peer.
 #
 #   cv_video.py [--threads N] [--sigma S] [--scale K] [--frames N] CLIP OUT.mkv
 # Exit 0; 1 when the clip cannot be opened or the writer cannot be made;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# GPU peers for `make bench` (tests/bench/run): gpuedge's function (SPEC §1:
+# GPU peers for `make bench` (tests/bench/run): gpuedge's function (DESIGN.md §1:
 # grey -> separable Gaussian with gpuedge's taps, replicate border -> Sobel
 # -> m = sqrt(gx^2 + gy^2) -> e = min(255, floor(m*scale + 0.5)) -> 256-bin
 # histogram) written the way a user of each library would write it:
@@ -72,10 +72,10 @@ SET_BYTES = 256 << 20  # RGB8 bytes the rotated inputs span at least
 
 
 # --------------------------------------------------------------------------
-# The definitions (SPEC §1)
+# The definitions (DESIGN.md §1)
 
 def taps(sigma):
-    """SPEC §1.3 exactly as src/lib/taps.c computes it: w_0 = erf(1/(2 s sqrt 2)),
+    """DESIGN.md §1.3 exactly as src/lib/taps.c computes it: w_0 = erf(1/(2 s sqrt 2)),
     w_k = (erfc((k-1/2)/(s sqrt 2)) - erfc((k+1/2)/(s sqrt 2))) / 2 for k >= 1,
     all in double; sum = 2 w_r + ... + 2 w_1 + w_0 in that order; each
     w_k / sum rounded once to float32 and mirrored.  Returns (taps, r)."""
@@ -193,7 +193,7 @@ def compare(e, ref):
 
 
 def quantise_np(m, scale):
-    """SPEC §1.6 in numpy (float32 throughout): min(255, floor(m*scale + 0.5))"""
+    """DESIGN.md §1.6 in numpy (float32 throughout): min(255, floor(m*scale + 0.5))"""
     t = m * np.float32(scale) + np.float32(0.5)
     return np.minimum(np.floor(t), np.float32(255)).astype(np.uint8)
 

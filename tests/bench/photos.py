@@ -274,7 +274,7 @@ def main():
             dtxt = ptxt = "-"
         print("| %s | %.3f | %.1f | %.2f | %s | %s | %s | %s |"
               % (name, s, mpx / s if s else 0, nb / 1e6, x, xb, dtxt, ptxt))
-    # JPEG pixels depend on the decoder (SPEC §1.9), PNG's do not: by format
+    # JPEG pixels depend on the decoder (DESIGN.md §1.9), PNG's do not: by format
     for name, s, nb, delta in rows:
         if not delta:
             continue

@@ -1,5 +1,5 @@
 #!/bin/sh
-# --backend (SPEC §3): gpu insists (exit 1 with the reason when no GPU is
+# --backend (DESIGN.md §3): gpu insists (exit 1 with the reason when no GPU is
 # usable), auto falls back to the CPU backend with exactly one notice line,
 # -q silences the notice, cpu never prints one.
 . "$(dirname "$0")/lib.sh"

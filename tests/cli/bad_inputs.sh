@@ -1,5 +1,5 @@
 #!/bin/sh
-# Bad inputs and unsafe outputs (SPEC §3 errors, §6 never lose data): each
+# Bad inputs and unsafe outputs (DESIGN.md §3 errors, §6 never lose data): each
 # gives its exit status, one "gpuedge: FILE: what: why" line, and leaves the
 # directory as it was: no output, no temp file, nothing touched.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Batch mode: gpuedge [OPTIONS] -o DIR INPUT...  (SPEC §3, §6).
+# Batch mode: gpuedge [OPTIONS] -o DIR INPUT...  (DESIGN.md §3, §6).
 . "$(dirname "$0")/lib.sh"
 
 G="--backend=cpu -q"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Edge maps through the command line: alpha is ignored, the lossless
-# output formats carry the same pixels, and small known answers (SPEC §1).
+# output formats carry the same pixels, and small known answers (DESIGN.md §1).
 # The golden hashes of the samples are in golden.sh.
 . "$(dirname "$0")/lib.sh"
 

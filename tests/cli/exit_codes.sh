@@ -1,5 +1,5 @@
 #!/bin/sh
-# Exit statuses (SPEC §3): 0 success, 1 runtime failure, 2 usage error;
+# Exit statuses (DESIGN.md §3): 0 success, 1 runtime failure, 2 usage error;
 # --help and --version.  Every usage error is one "gpuedge: ..." line plus
 # the "Try 'gpuedge --help'" hint, and leaves no file behind.
 . "$(dirname "$0")/lib.sh"

@@ -7,7 +7,7 @@
 #
 #     sh tests/cli/golden.sh --update        (or GOLDEN_UPDATE=1 sh tests/cli/golden.sh)
 #
-# Regenerate only for an intended change of the math (SPEC §1), and say why
+# Regenerate only for an intended change of the math (DESIGN.md §1), and say why
 # in the commit.
 . "$(dirname "$0")/lib.sh"
 

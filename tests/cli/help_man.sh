@@ -41,7 +41,7 @@ done <"$T/help.opts"
 [ -z "$unknown" ] && ok "the parser accepts every long option --help lists" ||
     not_ok "listed in --help but unknown to the parser:$unknown"
 
-# The exit statuses the man page documents are those of SPEC §3.
+# The exit statuses the man page documents are those of DESIGN.md §3.
 missing=
 for s in 0 1 2 3 130 143; do
     sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$MAN" | grep -qx "\.It $s" || missing="$missing $s"

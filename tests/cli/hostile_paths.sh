@@ -1,5 +1,5 @@
 #!/bin/sh
-# Hostile paths and hostile filesystems (SPEC §3 errors, §6 never lose data):
+# Hostile paths and hostile filesystems (DESIGN.md §3 errors, §6 never lose data):
 # spaces, UTF-8, a leading dash, names near NAME_MAX (255 bytes) and paths
 # past PATH_MAX, newlines and escape characters in names, an immutable
 # directory (chattr +i), a read-only filesystem, and a full disk (a 1 MiB

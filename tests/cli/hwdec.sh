@@ -1,5 +1,5 @@
 #!/bin/sh
-# --hwdec=auto|none|nvdec (SPEC §1.9, §3): parsing; nvdec without a usable
+# --hwdec=auto|none|nvdec (DESIGN.md §1.9, §3): parsing; nvdec without a usable
 # GPU is one line and exit 1 (nothing written); with the CPU backend it is a
 # usage error; auto and none on the CPU backend decode in software and give
 # the same bytes as no option at all.  (NVDEC == software frame for frame is

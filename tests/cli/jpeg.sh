@@ -43,7 +43,7 @@ ge $G -v --jpeg-decoder=stb photo.jpg stb.pgm
 [ "$RC" -eq 0 ] && grep -q 'photo\.jpg: .*pixels decoded by stb_image$' "$ERR" &&
     ok "--jpeg-decoder=stb decodes with stb_image" ||
     { not_ok "--jpeg-decoder=stb: exit $RC"; show_err; }
-# the two decoders' pixels differ (SPEC §1.9), so their edge maps do
+# the two decoders' pixels differ (DESIGN.md §1.9), so their edge maps do
 if [ -f stb.pgm ] && [ -f turbo.pgm ] && ! cmp -s stb.pgm turbo.pgm; then
     ok "stb and libjpeg-turbo edge maps differ (different JPEG pixels)"
 else

@@ -1,5 +1,5 @@
 #!/bin/sh
-# --jpeg-decoder=nvjpeg (SPEC §1.9, §3): nvJPEG is loaded at run time, so
+# --jpeg-decoder=nvjpeg (DESIGN.md §1.9, §3): nvJPEG is loaded at run time, so
 # without the library, with a file that is not nvJPEG, or without a usable
 # GPU, gpuedge says in one line what is missing and exits 1, writing
 # nothing; with --backend=cpu it is a usage error (exit 2).  With the

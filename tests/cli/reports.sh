@@ -1,5 +1,5 @@
 #!/bin/sh
-# --cpu-ref, --report[=json], --report-file, --hist (SPEC §2, §5, §1.7).
+# --cpu-ref, --report[=json], --report-file, --hist (DESIGN.md §2, §5, §1.7).
 . "$(dirname "$0")/lib.sh"
 
 G="--backend=cpu"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SIGINT / SIGTERM during a large image (SPEC §6): exit 130 / 143, one line,
+# SIGINT / SIGTERM during a large image (DESIGN.md §6): exit 130 / 143, one line,
 # no output under the final name, no temp file; --keep-partial keeps
 # NAME.partial.EXT instead.
 #

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Video in and out (SPEC §1.2, §3, §6): libav decode, the luma and RGB paths,
+# Video in and out (DESIGN.md §1.2, §3, §6): libav decode, the luma and RGB paths,
 # .mkv / .mp4 / .y4m / image-sequence outputs, timestamps, --frames, --start,
 # --rgb, --cpu-ref, --hist, batches mixing images and videos, broken inputs,
 # interruptions.  Test clips are made here with ffmpeg's lavfi sources, small

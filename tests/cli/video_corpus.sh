@@ -1,5 +1,5 @@
 #!/bin/sh
-# A video corpus through the CPU backend (SPEC §1.2, §3, §6): one small clip
+# A video corpus through the CPU backend (DESIGN.md §1.2, §3, §6): one small clip
 # per codec / container / pixel format that users bring (H.264 with and
 # without faststart, HEVC 10-bit, VP9, AV1, MPEG-4 part 2 with B-frames in
 # AVI, FFV1 4:4:4 and grey, raw RGB in NUT, Y4M, full-range H.264, VFR with

@@ -18,7 +18,7 @@
 
 static const char *const border_name[3] = {"replicate", "reflect101", "zero"};
 
-/* SPEC §1.5, written again for the tests (they share no code with the
+/* DESIGN.md §1.5, written again for the tests (they share no code with the
  * kernels): the in-image index, or -1 for "0" (zero border). */
 static inline int map_index(int i, int n, int border)
 {

@@ -1,6 +1,6 @@
 /*
  * test_canny_gpu.c — Canny on the GPU (kernels/canny.h, fused.h's Canny mode)
- * against the CPU, bit for bit (SPEC §1.8): the final edge map and its
+ * against the CPU, bit for bit (DESIGN.md §1.8): the final edge map and its
  * histogram (bins 0 and 255) of
  *   fused     fused_canny_window_gpu -> [canny_auto_gpu] -> canny_nms_gpu
  *             -> canny_hyst_gpu

@@ -1,6 +1,6 @@
 /*
  * test_fused.c — the fused kernel (kernels/fused.cu) against the CPU
- * reference, bit for bit (SPEC §1, §2): edge map and histogram of
+ * reference, bit for bit (DESIGN.md §1, §2): edge map and histogram of
  * fused_gpu == ref_process, for
  *   sizes     1x1 1x17 17x1 6x5 33x17 1023x769 3840x2160 3841x2163
  *   borders   replicate reflect101 zero

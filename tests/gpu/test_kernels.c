@@ -1,6 +1,6 @@
 /*
  * test_kernels.c — the CUDA stages against the CPU reference, bit for bit
- * (SPEC §1, §2).
+ * (DESIGN.md §1, §2).
  *
  * Every stage is recomputed on the CPU from the GPU's own previous plane
  * (ref_grey from the frame, ref_blur_h from the GPU grey plane, ...), so a
@@ -157,7 +157,7 @@ static int finish(cudaError_t launch, cudaStream_t st, const char *stage,
 }
 
 // ---------------------------------------------------------------------------
-// Border mapping for the test's window arithmetic (SPEC §1.5, written again).
+// Border mapping for the test's window arithmetic (DESIGN.md §1.5, written again).
 static int tmap(int i, int n, int border)
 {
     if (i >= 0 && i < n)

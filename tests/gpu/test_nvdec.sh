@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/gpu/test_nvdec.sh CLIPDIR — NVDEC against software decoding, on a
-# GPU machine (SPEC §1.9, §4).  CLIPDIR holds test_nvdec_clips.sh's clips
+# GPU machine (DESIGN.md §1.9, §4).  CLIPDIR holds test_nvdec_clips.sh's clips
 # (made where ffmpeg is; the GPU machine has none).  Prints ok / not ok /
 # skip lines, then the timings; logs under $OUT (default /tmp/gpuedge-gpu).
 #   equal      every clip decoded with --hwdec=none and --hwdec=nvdec: the
@@ -111,7 +111,7 @@ if [ -f "$f" ]; then
         not_ok "mpeg2: --hwdec=auto exit $RC or used NVDEC ($(grep -m1 . "$L/mpeg2.auto.log"))"
     ge "$L/mpeg2.hw.log" -y -v --backend=gpu --hwdec=nvdec "$f" "$T/m.hw.y4m"
     if [ $RC = 0 ] && grep -q 'NVDEC decoding' "$L/mpeg2.hw.log"; then
-        ok "mpeg2: --hwdec=nvdec decodes on NVDEC ($(cmp -s "$T/m.auto.y4m" "$T/m.hw.y4m" && echo "same bytes as software" || echo "bytes differ from software, as SPEC 1.9 allows"))"
+        ok "mpeg2: --hwdec=nvdec decodes on NVDEC ($(cmp -s "$T/m.auto.y4m" "$T/m.hw.y4m" && echo "same bytes as software" || echo "bytes differ from software, as DESIGN.md §1.9 allows"))"
     else
         not_ok "mpeg2: --hwdec=nvdec exit $RC or not NVDEC ($(tail -1 "$L/mpeg2.hw.log"))"
     fi

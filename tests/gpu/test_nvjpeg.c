@@ -1,12 +1,12 @@
 /*
- * test_nvjpeg.c — src/io/nvjpeg.c on a GPU (SPEC §1.9, §4):
+ * test_nvjpeg.c — src/io/nvjpeg.c on a GPU (DESIGN.md §1.9, §4):
  *   - JPEGs made here with libjpeg-turbo from the sample PNGs and a synthetic
  *     1920x1080 scene, at 4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1 and grey, go
  *     through one nvj_decode batch (plus any JPEG files named on the command
  *     line: real photos);
  *   - each decoded image against libjpeg-turbo's decode of the same file:
  *     max |d|, share of differing samples and PSNR are printed (nvJPEG's
- *     IDCT and upsampling are its own, SPEC §1.9), and must be close (PSNR
+ *     IDCT and upsampling are its own, DESIGN.md §1.9), and must be close (PSNR
  *     >= 30 dB, mean |d| < 2): the same picture, not the same bytes;
  *   - the edge maps and histograms the kernels compute from nvJPEG's planes
  *     where they lie in device memory (fused and staged) equal the CPU

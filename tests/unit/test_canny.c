@@ -1,5 +1,5 @@
 /*
- * test_canny.c — SPEC §1.8 (Canny): known answers for the reference
+ * test_canny.c — DESIGN.md §1.8 (Canny): known answers for the reference
  * (src/lib/reference.c), each expected map worked out by hand from the
  * rules in the comments; the --canny auto rule on hand-made histograms;
  * and the CPU backend against the reference bit for bit on random images

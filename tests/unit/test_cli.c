@@ -1,5 +1,5 @@
 /*
- * test_cli.c — cli_parse (SPEC §3): valid and invalid values for every
+ * test_cli.c — cli_parse (DESIGN.md §3): valid and invalid values for every
  * option, the operand rules of both forms, the not-yet-available options,
  * repeated calls (getopt's state is reset each time), and that errors are a
  * return value of 2 with exactly two lines on stderr (the error and the

@@ -1,6 +1,6 @@
 /*
  * test_image_in_jpeg.c — libjpeg-turbo (image_in_jpeg.c) decodes JPEGs to
- * exactly the pixels of the reference decoders (SPEC §1.9):
+ * exactly the pixels of the reference decoders (DESIGN.md §1.9):
  *   - djpeg (libjpeg-turbo-progs) at its defaults, over JPEGs made here by
  *     cjpeg/jpegtran: 4:4:4, 4:2:2, 4:2:0, 4:1:1, grey, progressive,
  *     restart markers, arithmetic coding, odd sizes, 1x1;

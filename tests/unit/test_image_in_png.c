@@ -1,7 +1,7 @@
 /*
  * test_image_in_png.c — libspng (image_in_png.c) gives stb_image's pixels:
  * the same width, height, channel count, sample size and bytes as
- * stbi_load(req_comp = 0) / stbi_load_16 (SPEC §1.1, §1.9), over
+ * stbi_load(req_comp = 0) / stbi_load_16 (DESIGN.md §1.1, §1.9), over
  *   - every PNG in samples/ (and the fuzz regressions' PNGs: refused by
  *     both, one line),
  *   - a corpus written here by a small PNG encoder (libdeflate for the

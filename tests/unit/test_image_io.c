@@ -2,7 +2,7 @@
  * test_image_io.c — images in and out: every output format round-trips
  * through img_write/img_load (exact for PNG/BMP/TGA/PGM, close for JPEG);
  * grey, grey+alpha, RGB, RGBA and 16-bit inputs keep their native layout
- * (SPEC §1.1); damaged and missing inputs fail with one message and no
+ * (DESIGN.md §1.1); damaged and missing inputs fail with one message and no
  * crash.  Works in a mkdtemp directory under /tmp and removes it.
  */
 #include "check.h"

@@ -1,7 +1,7 @@
 /*
  * test_reference.c — known answers for the CPU gold (src/lib/reference.c) and
  * the tap table (src/lib/taps.c): every expected value here is worked out from
- * SPEC §1 by hand, not by running another implementation.
+ * DESIGN.md §1 by hand, not by running another implementation.
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * test_safeout.c — SPEC §6 "never lose data": temp + rename, no-replace,
+ * test_safeout.c — DESIGN.md §6 "never lose data": temp + rename, no-replace,
  * -y, abort, --keep-partial, same-file refusal, direct outputs (/dev/null,
  * /dev/full, FIFO, stdout), recorded write errors, and the signal thread.
  * Works in a mkdtemp directory under /tmp and removes it.

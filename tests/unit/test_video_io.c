@@ -3,7 +3,7 @@
  *
  * The clips are made here, with libav itself, from known samples (FFV1 in
  * Matroska, rawvideo in NUT), so every decoded luma value has an expected
- * g from the SPEC §1.2 formula, written out again below independently of
+ * g from the DESIGN.md §1.2 formula, written out again below independently of
  * vid_luma_params.  Then: frame counts, sizes, pts (VFR too), --start and
  * --frames, the RGB path, formats built by hand (P010, YUYV, negative
  * linesize, pal8), the encoders round trip (FFV1 bit-exact, Y4M, H.264
@@ -270,7 +270,7 @@ end:
 }
 
 // ---------------------------------------------------------------------------
-// Expected values (SPEC §1.2, written out again)
+// Expected values (DESIGN.md §1.2, written out again)
 
 static float expect_g(int Y, int b, int full)
 {
