@@ -2189,7 +2189,7 @@ end:
     free(c.jobs);
     free(c.inputs);
     rep_free(&rep);
-    if (getenv("GPUEDGE_PIPE_TRACE") && t_closed > 0) {
+    if (ge_trace("pipe") && t_closed > 0) {
         /* what the process does after its engine: the rest of a timed
          * run's wall is the process's start and exit (H200: 0.13-0.15 s,
          * not CUDA's user-space teardown: BENCHMARKS.md "Exit"); the run's

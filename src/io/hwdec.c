@@ -76,7 +76,7 @@ typedef struct hw_token {
  * writer thread, which must not block on the GPU) goes back here.  Up to
  * HW_CACHE_MAX bytes stay cached; a buffer released beyond that is
  * dropped, and a slab whose blocks are all dropped is freed.
- * Slabs: measured on the H200 (2026-12-01, GPUEDGE_VS_TRACE), with 7
+ * Slabs: measured on the H200 (2026-12-01, GPUEDGE_TRACE=vsrc), with 7
  * sessions allocating at once, a cudaMalloc of a 1080p plane cost 0.8 ms
  * on average (886 of them over 1590 frames, 0.7 s summed over the 7
  * threads; they also hold up the sessions' own start), because segments

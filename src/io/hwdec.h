@@ -81,7 +81,7 @@ int hw_detach(src_frame *fr, const char **why);
 /* Is fr still on its decoder surface (hw_take's, not detached)?  1 / 0. */
 int hw_on_surface(const src_frame *fr);
 /* hw_detach's buffers so far: cudaMallocs made, their seconds, bytes cached
- * (GPUEDGE_VS_TRACE). */
+ * (GPUEDGE_TRACE=vsrc). */
 void hw_detach_stats(long *mallocs, double *seconds, size_t *cached);
 /* Device `device`'s free memory in bytes (0 when CUDA cannot say). */
 size_t hw_mem_free(int device);

@@ -1169,7 +1169,7 @@ typedef struct venc_par {
     int muxing;     /* a lane holds the muxing token (under mu) */
     int quit;       /* no more frames: lanes exit once nothing is queued */
     int stop;       /* abandoning or failed: lanes skip what is queued */
-    /* GPUEDGE_VENC_TRACE: seconds the caller spent copying and waiting
+    /* GPUEDGE_TRACE=venc: seconds the caller spent copying and waiting
      * for a free slot, and the lanes muxing (under mu) */
     double t_copy, t_wait, t_mux, t_code;
 } venc_par;
@@ -1765,7 +1765,7 @@ static int par_finish(venc_writer *w, int abandon)
             pthread_join(p->lanes[i].th, NULL);
             p->lanes[i].running = 0;
         }
-    if (getenv("GPUEDGE_VENC_TRACE"))
+    if (ge_trace("venc"))
         fprintf(stderr, "gpuedge: venc trace: %ld frames, %d lanes: caller copying %.1f ms, "
                 "waiting for a slot %.1f ms; muxing %.1f ms; coding %.1f ms (lanes summed, "
                 "%d slots)\n", p->muxed, p->nlanes, p->t_copy * 1e3, p->t_wait * 1e3,

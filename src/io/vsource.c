@@ -117,7 +117,7 @@ typedef struct vs_seg {
     int qn;
     int done, failed;
     int begun; /* its first frame is out of the decoder (or it ended) */
-    /* GPUEDGE_VS_TRACE: seconds from vsrc_open to this segment's start,
+    /* GPUEDGE_TRACE=vsrc: seconds from vsrc_open to this segment's start,
      * its reader opened, first frame queued, end; waiting for room;
      * moving frames off NVDEC surfaces; frames queued */
     double t_start, t_open, t_first, t_end, t_wait, t_detach;
@@ -138,7 +138,7 @@ struct vsrc {
     int head_lock;      /* GPUEDGE_VS_HEAD_LOCK=1: the head segment decodes
                            at most VS_HEAD_QUEUE ahead (before 2026-12-02) */
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
-    double t0;          /* vsrc_open's start (GPUEDGE_VS_TRACE) */
+    double t0;          /* vsrc_open's start (GPUEDGE_TRACE=vsrc) */
     int trace;
 
     pthread_mutex_t mu;
@@ -711,7 +711,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     s->o = *o;
     s->last_ts = AV_NOPTS_VALUE;
     s->t0 = ge_now();
-    s->trace = getenv("GPUEDGE_VS_TRACE") != NULL;
+    s->trace = ge_trace("vsrc");
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     khw = (int)ge_env_long("GPUEDGE_NVDEC_SESSIONS", VS_HW_DECODERS);

@@ -218,7 +218,7 @@ typedef struct gpu_engine {
     int stopped;
     ge_ctx *ctx;      /* o->ctx, or the engine's own (own_ctx) */
     int own_ctx;
-    /* GPUEDGE_PIPE_TRACE: seconds each thread spent waiting and working
+    /* GPUEDGE_TRACE=pipe: seconds each thread spent waiting and working
      * (printed at the end): the decode thread waiting for an input slot /
      * in the source; this thread waiting for a filled slot / an output
      * slot / submitting; the writer waiting for a frame / for its
@@ -914,7 +914,7 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         if (n >= 2)
             e->nslots = n < PIPE_MAX_SLOTS ? (int)n : PIPE_MAX_SLOTS;
     }
-    e->trace = getenv("GPUEDGE_PIPE_TRACE") != NULL;
+    e->trace = ge_trace("pipe");
     e->src = src;
     e->sink = sink;
     e->fused = !o->staged;

@@ -139,6 +139,19 @@ long ge_env_long(const char *name, long dflt)
     return end == e ? dflt : v;
 }
 
+int ge_trace(const char *topic)
+{
+    const char *e = getenv("GPUEDGE_TRACE");
+    size_t n = strlen(topic);
+    while (e && *e) {
+        size_t len = strcspn(e, ",");
+        if ((len == n && strncmp(e, topic, n) == 0) || (len == 3 && strncmp(e, "all", 3) == 0))
+            return 1;
+        e += len + (e[len] == ',');
+    }
+    return 0;
+}
+
 double ge_now(void)
 {
     struct timespec ts;

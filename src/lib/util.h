@@ -36,6 +36,11 @@ double ge_now(void);
  * `name`, or `dflt` when it is unset, empty or not a number. */
 long ge_env_long(const char *name, long dflt);
 
+/* Whether GPUEDGE_TRACE (a comma list: pipe, vsrc, venc, or all) names
+ * `topic`: the one switch for the stderr traces of the pipeline, the
+ * video source and the encoder threads. */
+int ge_trace(const char *topic);
+
 /* Lower-case extension of path without the dot ("" if none); points into
  * a static-free caller buffer of size n. */
 const char *ge_ext(const char *path, char *buf, size_t n);

@@ -3,7 +3,7 @@
 # against its default), whole process, interleaved: RUNS rounds, A then B
 # in odd rounds and B then A in even ones (the position effect,
 # BENCHMARKS.md "2026-12-02 (later)").  One line a run: the wall and fps
-# (frames / wall), the report's engine wall, and with GPUEDGE_VS_TRACE the
+# (frames / wall), the report's engine wall, and with GPUEDGE_TRACE=vsrc the
 # segments' count and the last one's end (s after the video's open); then
 # each configuration's fps, and whether every output (not /dev/null) is
 # the same bytes as A's first.
@@ -47,7 +47,7 @@ for pair in "$@"; do
             [ "$e" = - ] && e=""
             t0=$(now)
             # shellcheck disable=SC2086
-            env GPUEDGE_VS_TRACE=1 $e "$GPUEDGE" $GE_OPTS $x -v --report --report-file "$T/rep" \
+            env GPUEDGE_TRACE=vsrc $e "$GPUEDGE" $GE_OPTS $x -v --report --report-file "$T/rep" \
                 "$clip" "$out" >"$T/err" 2>&1
             st=$?
             t1=$(now)

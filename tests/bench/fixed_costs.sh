@@ -6,7 +6,7 @@
 #   - NVDEC sessions in one process (bench_nvdec CLIP 1 K): when each
 #     session's first frame comes and its rate after it
 #   - gpuedge --backend=gpu --hwdec=nvdec, each run split by its traces
-#     (GPUEDGE_PIPE_TRACE, GPUEDGE_VS_TRACE, --report's start-up line) into
+#     (GPUEDGE_TRACE=pipe, GPUEDGE_TRACE=vsrc, --report's start-up line) into
 #     before main (exec to the run's start), CUDA ready, the segments'
 #     first and last frames (from the video's open), the engine's end,
 #     everything freed, and the exit (freed to the shell's clock):
@@ -62,7 +62,7 @@ split_run() {
     local args=(-v -y $GE_OPTS --report --report-file "$T/rep")
     [ "$name" = one1 ] && args+=(--frames 1)
     t0=$(now)
-    env GPUEDGE_PIPE_TRACE=1 GPUEDGE_VS_TRACE=1 "$@" "$GPUEDGE" "${args[@]}" "$clip" "$out" \
+    env GPUEDGE_TRACE=pipe,vsrc "$@" "$GPUEDGE" "${args[@]}" "$clip" "$out" \
         >"$T/err" 2>&1
     w=$?
     t1=$(now)
