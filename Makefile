@@ -118,7 +118,7 @@ CUDA_CFLAGS  = -DGE_CUDA=0
 endif
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DGE_SMS=\"$(SMS_TAG)\" $(OPT) $(CFLAGS) -Wall -Wextra \
              -ffp-contract=off -pthread $(SANFLAGS) $(PIC_CFLAGS) \
-             $(SRC_INC) -Ikernels $(CUDA_CFLAGS) $(PKG_CFLAGS) -MMD -MP
+             $(SRC_INC) $(CUDA_CFLAGS) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pthread $(CUDA_LDFLAGS)
 LIBS = $(PKG_LIBS) $(CUDA_LIBS) -lrt -ldl -lm
 
@@ -134,7 +134,7 @@ NVFLAGS ?= -O3
 # where idle cores outnumber make's jobs.
 NVCC_THREADS ?=
 ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
-              $(SRC_INC) -Ikernels -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
+              $(SRC_INC) -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
 
 # CUDA-only C sources: in the CUDA build only; the CPU-only variant compiles
 # NOCUDA_SRCS (stubs of their entry points, failing "built without CUDA")
@@ -144,7 +144,7 @@ ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -linein
 # part in #if GE_CUDA (pipeline.c's GPU engine).  kernels/*.cu, tests/gpu/*.c
 # and tests/bench/*.cu are CUDA-only by their folder or suffix.
 CUDA_C_SRCS = src/lib/gpu.c src/io/hwdec.c src/io/nvjpeg.c $(wildcard src/*/*_cuda.c)
-NOCUDA_SRCS = src/lib/gpu_none.c
+NOCUDA_SRCS = src/lib/gpu_none.c src/io/hw_none.c
 ALL_SRCS = $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard third_party/*.c)
 ifeq ($(CUDA),1)
 SRCS   = $(filter-out $(NOCUDA_SRCS),$(ALL_SRCS))
@@ -152,9 +152,32 @@ else
 SRCS   = $(filter-out $(CUDA_C_SRCS),$(ALL_SRCS))
 endif
 OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
-# The engine (lib), the codecs (io) and the command line (cli); headers are
-# included by name from all three; include/ is the public API (gpuedge.h).
-SRC_INC = -Iinclude -Isrc/lib -Isrc/io -Isrc/cli
+# Layers (DESIGN.md §8), each compiled with only the include paths of the
+# layers below it, so an upward #include fails to build:
+#   src/base   shared types and helpers (edge.h, frames.h, util, workpool)
+#   kernels    the CUDA stages                          base
+#   src/lib    libgpuedge: API, CPU backend, reference  base kernels include
+#   src/engine the CLI's streaming engine and reports    base kernels include lib
+#   src/io     codecs, safe output, signals              base
+#   src/cli    the command line                          everything
+# Tests and benchmarks see every layer (ALL_INC).
+INC_base    = -Isrc/base
+INC_kernels = $(INC_base) -Ikernels
+INC_lib     = -Iinclude $(INC_kernels) -Isrc/lib
+INC_engine  = $(INC_lib) -Isrc/engine
+INC_io      = $(INC_base) -Isrc/io
+INC_cli     = $(INC_engine) -Isrc/io -Isrc/cli
+ALL_INC     = $(INC_cli)
+SRC_INC     = $(ALL_INC)
+$(BUILD)/src/base/%.o:    SRC_INC = $(INC_base)
+$(BUILD)/src/lib/%.o:     SRC_INC = $(INC_lib)
+$(BUILD)/src/engine/%.o:  SRC_INC = $(INC_engine)
+$(BUILD)/src/io/%.o:      SRC_INC = $(INC_io)
+$(BUILD)/third_party/%.o: SRC_INC = $(INC_base)
+$(KBUILD)/kernels/%.o:    SRC_INC = $(INC_kernels)
+# For tests/cli/layers.sh: the flags a layer's sources are compiled with.
+print-inc-%:
+	@echo '$(INC_$*) $(CUDA_CFLAGS) $(PKG_CFLAGS)'
 CUSRCS = $(if $(filter 1,$(CUDA)),$(wildcard kernels/*.cu))
 CUOBJS = $(CUSRCS:%.cu=$(KBUILD)/%.o)
 LIB    = $(BUILD)/libgpuedge.a
@@ -185,8 +208,8 @@ $(LIB): $(OBJS) $(CUOBJS)
 	ar rcs $@ $^
 
 # ---------------------------------------------------------------------------
-# libgpuedge, the installed library (DESIGN.md §7): the engine without the CLI's
-# pipeline, codecs and reports.  Every object is built -fPIC with hidden
+# libgpuedge, the installed library (DESIGN.md §7): src/base, src/lib and the
+# kernels (no engine, codecs or CLI).  Every object is built -fPIC with hidden
 # visibility (PIC_CFLAGS, PIC_NVFLAGS), so the same objects make the CLI,
 # the shared and the static library; only include/gpuedge.h's GE_API
 # functions are default-visible.  The .so carries the CUDA runtime
@@ -197,8 +220,7 @@ GE_VERSION   = $(shell sed -n 's/^\#define GE_VERSION_\(MAJOR\|MINOR\|PATCH\) \(
 PUB_DIR    = $(BUILD)/lib
 PUB_SO     = $(PUB_DIR)/libgpuedge.so.$(GE_SOVERSION)
 PUB_A      = $(PUB_DIR)/libgpuedge.a
-PUB_OBJS   = $(filter-out $(BUILD)/src/lib/pipeline.o $(BUILD)/src/lib/refcheck.o \
-                 $(BUILD)/src/lib/report.o,$(filter $(BUILD)/src/lib/%,$(OBJS))) $(CUOBJS)
+PUB_OBJS   = $(filter $(BUILD)/src/base/% $(BUILD)/src/lib/%,$(OBJS)) $(CUOBJS)
 PUB_LIBS   = $(CUDA_LDFLAGS) $(CUDA_LIBS) -lrt -ldl -lm -pthread
 PIC_CFLAGS  = -fPIC -fvisibility=hidden
 PIC_NVFLAGS = -Xcompiler -fPIC,-fvisibility=hidden
@@ -377,19 +399,19 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer
 # -fwrapv: stb assumes wrap-around (stb_impl.c; its pragma is GCC's only).
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
-                $(SRC_INC) -Ikernels -Itests/fuzz $(CUDA_CFLAGS) $(PKG_CFLAGS)
+                $(ALL_INC) -Itests/fuzz $(CUDA_CFLAGS) $(PKG_CFLAGS)
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
 FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
-                  src/io/safeout src/lib/util src/lib/reference src/lib/taps third_party/stb_impl
+                  src/io/safeout src/base/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
-FUZZ_OBJS_cli   = src/cli/cli src/lib/util
+FUZZ_OBJS_cli   = src/cli/cli src/base/util
 # video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
-# (gpu_none) instead with CUDA=0.
-FUZZ_OBJS_video = src/io/video_io $(if $(filter 1,$(CUDA)),src/io/hwdec,src/lib/gpu_none) \
-                  src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
+# (hw_none) instead with CUDA=0.
+FUZZ_OBJS_video = src/io/video_io $(if $(filter 1,$(CUDA)),src/io/hwdec,src/io/hw_none) \
+                  src/io/image_av src/io/safeout src/base/util src/lib/reference src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

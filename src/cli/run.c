@@ -1840,6 +1840,7 @@ int run_main(cli_opts *o)
     po.job_name = job_name_cb;
     po.job_ctx = &c;
     po.report = o->report ? &rep : NULL;
+    po.stop = &sig_stop;
     po.check = &chk;
 
     /* Backend: the GPU when usable; --backend=gpu insists.  auto keeps

@@ -29,6 +29,7 @@
 
 #include "cpu_backend.h"
 #include "gpu.h"
+#include "util.h"
 
 /* The GPU contexts: CUDA builds only.  The CPU-only variant (make CUDA=0)
  * keeps the host API and CPU contexts; a GPU context fails in probe with

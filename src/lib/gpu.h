@@ -61,8 +61,7 @@ void *gpu_host_alloc(size_t n);
 void gpu_host_free(void *p);
 
 /* 1 in a CUDA build (gpu.c); 0 in the CPU-only variant (make CUDA=0:
- * gpu_none.c, where every GPU entry point fails with GPU_NONE_WHY). */
+ * gpu_none.c, where every GPU entry point fails with GPU_NONE_WHY, util.h). */
 int gpu_compiled(void);
-#define GPU_NONE_WHY "built without CUDA"
 
 #endif

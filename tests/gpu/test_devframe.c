@@ -1,6 +1,6 @@
 /*
  * test_devframe.c — the GPU engine's device-resident frame path (DESIGN.md §4,
- * src/lib/frames.h) without any decoder: the same frames go through
+ * src/base/frames.h) without any decoder: the same frames go through
  * pipe_run_gpu once as host frames and once as device frames (a pitched
  * device surface, written on a "decoder" stream that records the frame's
  * `ready` event, handed back through `release`), and the edge maps and

@@ -1,5 +1,5 @@
 /*
- * test_strips.c — the strip planner (src/lib/strips.c), against a brute-force
+ * test_strips.c — the strip planner (src/engine/strips.c), against a brute-force
  * walk over every row the Sobel and blur taps of a strip's outputs reach
  * (written here from DESIGN.md §1.4, with the reference's border rule, not from
  * strips.c or border.h).

@@ -36,6 +36,8 @@ typedef struct pipe_opts {
                              calling thread's current one (several engines,
                              one a device: --devices) */
     rep_stats *report;    /* may be NULL */
+    const volatile int *stop; /* raised by the caller to stop (a signal,
+                             DESIGN.md §6); NULL: never */
     chk_stats *check;     /* required when cpu_ref_every > 0 */
     ge_ctx *ctx;          /* the libgpuedge context (api.h) every frame's
                              compute goes through, made for the engine's

@@ -46,7 +46,6 @@
 #include "cpu_backend.h"
 #include "gpu.h"
 #include "refcheck.h"
-#include "safeout.h"
 #include "strips.h"
 #include "util.h"
 
@@ -101,6 +100,13 @@ void host_buf_free(host_buf *b)
     }
     b->p = NULL;
     b->cap = 0;
+}
+
+/* The caller's stop flag (a signal arrived): in-flight frames finish, no
+ * new one starts. */
+static int stop_asked(const pipe_opts *o)
+{
+    return o->stop && *o->stop;
 }
 
 static const char *job_name(const pipe_opts *o, int job)
@@ -251,8 +257,8 @@ static void *decode_thread(void *arg)
         in_slot *s = q_pop(&e->free_in);
         int r;
         e->t_dec_wait += tnow(e) - t0;
-        if (eng_failed(e) || sig_stopped()) {
-            e->stopped = sig_stopped() != 0;
+        if (eng_failed(e) || stop_asked(e->o)) {
+            e->stopped = stop_asked(e->o);
             break;
         }
         /* The previous H2D from this slot must be done before refilling. */
@@ -983,7 +989,7 @@ fail:
         q_push(&e->done_out, NULL);
         pthread_join(wr, NULL);
     }
-    ret = eng_failed(e) ? -1 : (e->stopped || sig_stopped()) ? -2 : 0;
+    ret = eng_failed(e) ? -1 : (e->stopped || stop_asked(o)) ? -2 : 0;
     if (e->trace)
         ge_note("pipe trace (%d slots): decode thread waiting for a slot %.3f s, in the source "
                 "%.3f s; submitting thread waiting for a frame %.3f s, for an output slot "
@@ -1000,6 +1006,17 @@ fail:
     free(e);
     return ret;
 }
+#else /* !GE_CUDA: the CPU-only variant never finds a GPU, so never gets here */
+
+int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
+{
+    (void)o;
+    (void)src;
+    (void)sink;
+    ge_err(NULL, "the GPU engine: %s", GPU_NONE_WHY);
+    return -1;
+}
+
 #endif /* GE_CUDA */
 
 /* ------------------------------------------------------------------------ */
@@ -1025,7 +1042,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         o->report->path = "cpu";
     }
     src_frame_host(&fr);
-    while (!sig_stopped() && (r = src->next(src->ctx, &fr, &in)) != 0) {
+    while (!stop_asked(o) && (r = src->next(src->ctx, &fr, &in)) != 0) {
         const ge_frame *f = &fr.f;
         const size_t npx = (size_t)f->width * f->height;
         const int check = o->cpu_ref_every > 0 && seq++ % o->cpu_ref_every == 0;
@@ -1061,7 +1078,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         }
         t0 = ge_now();
         /* the library's CPU entry (api.c), as ge_process */
-        r = api_cpu_frame(ctx, f, o->mem_limit, &pl, &sig_stop);
+        r = api_cpu_frame(ctx, f, o->mem_limit, &pl, o->stop);
         if (r == -2)
             break;
         if (r == -3) {
@@ -1109,7 +1126,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                 rep_add(o->report, REP_WRITE, wms);
         }
     }
-    if (ret == 0 && sig_stopped())
+    if (ret == 0 && stop_asked(o))
         ret = -2;
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;

@@ -36,6 +36,9 @@ double ge_now(void);
  * `name`, or `dflt` when it is unset, empty or not a number. */
 long ge_env_long(const char *name, long dflt);
 
+/* Why every GPU entry point of the CPU-only variant (make CUDA=0) fails. */
+#define GPU_NONE_WHY "built without CUDA"
+
 /* Whether GPUEDGE_TRACE (a comma list: pipe, vsrc, venc, or all) names
  * `topic`: the one switch for the stderr traces of the pipeline, the
  * video source and the encoder threads. */
