@@ -13,6 +13,7 @@
 #                   + its PTX), the CPU-only variant when there is none
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
 #   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
+#   make bench-plot the charts in docs/img from tests/bench/results.csv
 #   make bench-data the real photos and footage for make bench (fetched, not
 #                   committed); make bench-real runs only those steps
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
@@ -64,14 +65,15 @@ endif
 endif
 
 # Debian packages the build needs (make deps installs the missing ones);
-# ffmpeg (the program) only makes and inspects test clips; parallel,
+# ffmpeg (the program) only makes and inspects test clips; python3-matplotlib
+# draws the benchmark charts (make bench-plot, tests/cli/bench_plot.sh); parallel,
 # slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
 # tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
                libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
-               python3-pytest parallel slurm-wlm munge
+               python3-pytest parallel slurm-wlm munge python3-matplotlib
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -169,7 +171,7 @@ BENCH_CU  = $(if $(filter 1,$(CUDA)),$(wildcard tests/bench/*.cu))
 BENCH_C   = $(filter-out $(if $(filter 1,$(CUDA)),,$(BENCH_CUDA_C)),$(wildcard tests/bench/*.c))
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all lib test check bench bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all lib test check bench bench-plot bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG) lib
 
@@ -290,6 +292,17 @@ bench-data: tests/bin/bench_mkclip
 
 bench-real: gpuedge
 	@sh tests/bench/run photos videoreal
+
+# The benchmark charts in docs/img (SVG and PNG) from the results file and
+# one --report=json run (tests/bench/plot.py describes both); Debian's
+# python3, which has python3-matplotlib, over another python3 on PATH.
+PLOT_PY       ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+BENCH_RESULTS ?= tests/bench/results.csv
+STAGES_REPORT ?= tests/bench/stages.json
+STAGES_LABEL  ?= $(shell cat tests/bench/stages.label 2>/dev/null)
+bench-plot:
+	@$(PLOT_PY) tests/bench/plot.py --results $(BENCH_RESULTS) --report $(STAGES_REPORT) \
+	    --stages-label "$(STAGES_LABEL)" --out docs/img
 
 # CPU backend against OpenCV and FFmpeg on this machine's cores (ratios)
 bench-cpu: gpuedge
