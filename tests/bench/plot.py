@@ -19,8 +19,8 @@ the range as a whisker):
   unit     fps (higher is better) or s, ms, us (lower is better)
   command  how it was run
 
-Bench steps append rows when BENCH_RESULTS=FILE is set (append_result
-below; tests/bench/results.sh for shell scripts).
+Bench steps append rows when BENCH_RESULTS=FILE is set: photos.py (through
+append_result below) and video_real.sh.
 
 Writes DIR/throughput.svg and .png (every panel), and with --report,
 DIR/stages.svg and .png: the median time of each stage of one frame (p10
