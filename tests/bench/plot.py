@@ -32,6 +32,7 @@ import json
 import os
 import statistics
 import sys
+import textwrap
 
 HEADER = ["date", "machine", "job", "case", "tool", "value", "unit", "command"]
 HIGHER_BETTER = {"fps", "Mpx/s", "frames/s"}
@@ -179,7 +180,7 @@ def plot_stages(plt, path, label, out):
     sub = "%s; backend %s, path %s, %s frames, %.1f fps, bound by %s" % (
         label, rep.get("backend", "?"), rep.get("path", "?"), rep.get("frames", "?"),
         float(rep.get("fps", 0) or 0), bound or "?")
-    ax.set_xlabel(sub, fontsize=7)
+    ax.set_xlabel(textwrap.fill(sub, 90), fontsize=7)
     ax.tick_params(labelsize=8)
     ax.margins(x=0.25)
     fig.tight_layout()
