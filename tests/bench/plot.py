@@ -118,6 +118,22 @@ def _fmt(v):
     return "%.3g" % v if v < 100 else "{:,.0f}".format(v)
 
 
+def _hbars(ax, bars, colour):
+    """Horizontal bars, first on top: bars = [(name, median, lo, hi)], each
+    with its lo-hi whisker and its median written after it."""
+    bars = bars[::-1]
+    names = [b[0] for b in bars]
+    med = [b[1] for b in bars]
+    err = [[max(0.0, b[1] - b[2]) for b in bars], [max(0.0, b[3] - b[1]) for b in bars]]
+    ax.barh(names, med, xerr=err, color=[colour(n) for n in names],
+            error_kw={"elinewidth": 1, "capsize": 2})
+    for y, b in enumerate(bars):
+        ax.text(max(b[1], b[3]), y, " " + _fmt(b[1]), va="center", fontsize=8)
+    ax.tick_params(labelsize=8)
+    ax.margins(x=0.25)
+    return med
+
+
 def plot_throughput(plt, rows, out):
     ps = panels(rows)
     cols = 2 if len(ps) > 1 else 1
@@ -126,23 +142,15 @@ def plot_throughput(plt, rows, out):
     for ax in axes.flat[len(ps):]:
         ax.set_visible(False)
     for ax, (job, case, unit, dates, machines, bars) in zip(axes.flat, ps):
-        names = [b[0] for b in bars][::-1]
-        med = [b[1] for b in bars][::-1]
-        err = [[b[1] - b[2] for b in bars][::-1], [b[3] - b[1] for b in bars][::-1]]
-        colours = ["#2a7ab9" if n.startswith("gpuedge") else "#b0b0b0" for n in names]
-        ax.barh(names, med, xerr=err, color=colours, error_kw={"elinewidth": 1, "capsize": 2})
+        med = _hbars(ax, bars, lambda n: "#2a7ab9" if n.startswith("gpuedge") else "#b0b0b0")
         spread = max(med) / max(min(med), 1e-12)
         if spread > 20:
             ax.set_xscale("log")
-        for y, (v, hi) in enumerate(zip(med, [b[3] for b in bars][::-1])):
-            ax.text(hi, y, " " + _fmt(v), va="center", fontsize=8)
         better = "higher" if unit in HIGHER_BETTER else "lower"
         ax.set_title("%s: %s" % (job, case), fontsize=10)
         ax.set_xlabel("%s (%s is better)%s\n%s, %s" % (
             unit, better, ", log scale" if spread > 20 else "", ", ".join(machines), ", ".join(dates)),
             fontsize=8)
-        ax.tick_params(labelsize=8)
-        ax.margins(x=0.25)
     fig.tight_layout()
     paths = _save(fig, out, "throughput")
     plt.close(fig)
@@ -166,23 +174,15 @@ def read_report(path):
 
 def plot_stages(plt, path, label, out):
     rep, st = read_report(path)
-    names = [s[0] for s in st][::-1]
-    med = [s[1] for s in st][::-1]
-    err = [[max(0.0, s[1] - s[2]) for s in st][::-1], [max(0.0, s[3] - s[1]) for s in st][::-1]]
     fig, ax = plt.subplots(figsize=(6.2, 0.6 + 0.38 * len(st)))
     bound = rep.get("bound_by")
-    colours = ["#c0392b" if n == bound else "#2a7ab9" for n in names]
-    ax.barh(names, med, xerr=err, color=colours, error_kw={"elinewidth": 1, "capsize": 2})
-    for y, (v, hi) in enumerate(zip(med, [s[3] for s in st][::-1])):
-        ax.text(max(v, hi), y, " %.3g" % v, va="center", fontsize=8)
+    _hbars(ax, st, lambda n: "#c0392b" if n == bound else "#2a7ab9")
     title = "one frame, stage by stage: median ms (p10-p90)"
     ax.set_title(title, fontsize=10)
     sub = "%s; backend %s, path %s, %s frames, %.1f fps, bound by %s" % (
         label, rep.get("backend", "?"), rep.get("path", "?"), rep.get("frames", "?"),
         float(rep.get("fps", 0) or 0), bound or "?")
     ax.set_xlabel(textwrap.fill(sub, 90), fontsize=7)
-    ax.tick_params(labelsize=8)
-    ax.margins(x=0.25)
     fig.tight_layout()
     paths = _save(fig, out, "stages")
     plt.close(fig)

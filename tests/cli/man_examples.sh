@@ -4,7 +4,7 @@
 # written, in a fresh directory holding what the commands name, made from
 # the samples: photo.jpg, in.png, photos/ (JPEGs), clip.mp4, clip.mov,
 # clip.mkv, videos/, in/.  `gpuedge` on PATH is the binary under test.
-# Passes when a command exits 0 and leaves a new file.  Commands that need
+# Passes when a command exits 0 and writes a file (or prints).  Commands that need
 # what this machine lacks are a "skip" with the reason: a GPU (--devices),
 # the network (a URL), a display (ffplay), GNU parallel.
 . "$(dirname "$0")/lib.sh"
@@ -18,16 +18,7 @@ awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh / { on = 0 }
          else next
          if (cont ~ /(\||&&)[ \t]*$/) next
          print cont; cont = "" }' "$MAN" >"$T/examples.txt"
-n=$(nlines "$T/examples.txt")
-if [ "$n" -lt 10 ]; then
-    not_ok "man page EXAMPLES: $n commands found (expected more than 10)"
-    finish
-fi
-ok "man page EXAMPLES: $n commands"
-if ! command -v ffmpeg >/dev/null 2>&1; then
-    skip "man page EXAMPLES: ffmpeg not installed (the clips are made with it)"
-    finish
-fi
+doc_commands "man page EXAMPLES" "$T/examples.txt" 10 || finish
 
 # ---- the inputs the commands name
 TPL=$T/tpl
@@ -50,6 +41,7 @@ BIN=$T/bin
 mkdir -p "$BIN"
 printf '#!/bin/sh\nexec "%s" "$@"\n' "$GPUEDGE" >"$BIN/gpuedge"
 chmod +x "$BIN/gpuedge"
+export PATH="$BIN:$PATH"
 
 i=0
 while IFS= read -r cmd; do
@@ -69,22 +61,6 @@ while IFS= read -r cmd; do
         skip "EXAMPLES command $i: $why: $cmd"
         continue
     fi
-    D=$T/run$i
-    cp -R "$TPL" "$D" || exit 1
-    (cd "$D" && listing . >"$T/before" &&
-        PATH=$BIN:$PATH sh -c "$cmd" >"$OUT" 2>"$ERR" </dev/null)
-    RC=$?
-    (cd "$D" && listing . >"$T/after")
-    if [ "$RC" -ne 0 ]; then
-        not_ok "EXAMPLES command $i: exit $RC: $cmd"
-        show_err
-    elif cmp -s "$T/before" "$T/after"; then
-        not_ok "EXAMPLES command $i: wrote nothing: $cmd"
-    elif ! no_stray_files "$D"; then
-        not_ok "EXAMPLES command $i: left a temporary or partial file: $cmd"
-    else
-        ok "EXAMPLES command $i: $cmd"
-    fi
-    rm -rf "$D"
+    doc_run "EXAMPLES command $i" "$cmd" "$TPL"
 done <"$T/examples.txt"
 finish

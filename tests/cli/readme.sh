@@ -15,16 +15,7 @@
 
 awk '/<!-- usage: tests\/cli\/readme.sh/ { on = 1; next } on && /^    / { sub(/^    /, ""); print; next }
      on { exit }' "$ROOT/README.md" >"$T/usage.txt"
-n=$(nlines "$T/usage.txt")
-if [ "$n" -lt 8 ]; then
-    not_ok "README usage block: $n lines found after its marker (expected about ten)"
-    finish
-fi
-ok "README usage block: $n lines"
-if ! command -v ffmpeg >/dev/null 2>&1; then
-    skip "README usage lines: ffmpeg not installed (the clips are made with it)"
-    finish
-fi
+doc_commands "README usage block" "$T/usage.txt" 8 || finish
 
 # ---- the inputs the lines name
 TPL=$T/tpl
@@ -65,7 +56,9 @@ if [ "$need_install" = 1 ] && [ "${SANITIZE:-}" != 1 ]; then
     fi
 fi
 
-# ---- each line, in a fresh copy of the inputs
+# ---- each line, in a fresh copy of the inputs, with the installed library
+export PATH="$BIN:$P/bin:$PATH" PKG_CONFIG_PATH="$P/lib/pkgconfig" LD_LIBRARY_PATH="$P/lib" \
+    PYTHONPATH="$P/lib/python3/dist-packages" GPUEDGE_LIB=
 i=0
 while IFS= read -r line; do
     i=$((i + 1))
@@ -89,24 +82,6 @@ while IFS= read -r line; do
         skip "README line $i: $why: $cmd"
         continue
     fi
-    D=$T/run$i
-    cp -R "$TPL" "$D" || exit 1
-    (cd "$D" && listing . >"$T/before" &&
-        PATH=$BIN:$P/bin:$PATH PKG_CONFIG_PATH=$P/lib/pkgconfig LD_LIBRARY_PATH=$P/lib \
-        PYTHONPATH=$P/lib/python3/dist-packages GPUEDGE_LIB= \
-        sh -c "$cmd" >"$OUT" 2>"$ERR" </dev/null)
-    RC=$?
-    (cd "$D" && listing . >"$T/after")
-    if [ "$RC" -ne 0 ]; then
-        not_ok "README line $i: exit $RC: $cmd"
-        show_err
-    elif cmp -s "$T/before" "$T/after" && [ ! -s "$OUT" ]; then
-        not_ok "README line $i: wrote nothing: $cmd"
-    elif ! no_stray_files "$D"; then
-        not_ok "README line $i: left a temporary or partial file: $cmd"
-    else
-        ok "README line $i: $cmd"
-    fi
-    rm -rf "$D"
+    doc_run "README line $i" "$cmd" "$TPL"
 done <"$T/usage.txt"
 finish
