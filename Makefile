@@ -17,7 +17,7 @@
 #   make bench-data the real photos and footage for make bench (fetched, not
 #                   committed); make bench-real runs only those steps
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
-#                   FUZZ_SECONDS (default 60); see README.md "Reliability"
+#                   FUZZ_SECONDS (default 60); see docs/RELIABILITY.md
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
 #   make valgrind   gpuedge under memcheck (slow; docs/RELIABILITY.md)
 #   make soak       1,000-file batch with RSS sampling (BACKEND=gpu on a GPU machine)
@@ -67,7 +67,7 @@ endif
 # Debian packages the build needs (make deps installs the missing ones);
 # ffmpeg (the program) only makes and inspects test clips; python3-matplotlib
 # draws the benchmark charts (make bench-plot, tests/cli/bench_plot.sh); parallel,
-# slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
+# slurm-wlm and munge run docs/scale-out.md's GNU parallel and Slurm recipes in
 # tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
@@ -132,7 +132,7 @@ NVFLAGS ?= -O3
 # NVCC_THREADS=N: nvcc compiles the architectures of one .cu in N threads
 # (0: one a CPU) instead of one after another.  Off by default: on the
 # 2-core build machine fused.cu for the default SMS took 155 s serially and
-# 410 s with --threads 0 (45 % more CPU time; BENCHMARKS.md "Build"); try it
+# 410 s with --threads 0 (45 % more CPU time; docs/bench-log.md "Build"); try it
 # where idle cores outnumber make's jobs.
 NVCC_THREADS ?=
 ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
@@ -375,7 +375,7 @@ clean:
 	rm -rf build tests/bin gpuedge
 
 # ---------------------------------------------------------------------------
-# Fuzzing (README.md "Reliability").  libFuzzer + ASan + UBSan with Debian's
+# Fuzzing (docs/RELIABILITY.md).  libFuzzer + ASan + UBSan with Debian's
 # clang; no CUDA.  Apart from `deps` so that `make test` needs no clang.
 #   make fuzz-deps                 install clang and its sanitizer runtimes
 #   make fuzz [FUZZ_SECONDS=60]    build, seed the corpora, run each harness
