@@ -43,7 +43,8 @@ done <"$T/help.opts"
 
 # Defaults agree: every "[DEFAULT]" --help states for an option is stated by
 # the man page's entry for it, in a sentence that says "default"; every
-# "Default V." of a man entry is the default --help states.  (Python parses
+# "Default V." of a man entry is the default --help states; docs/cli.md
+# names every option and its defaults agree too.  (Python parses
 # both: the mdoc entry from ".It Fl Fl NAME" to the next ".It" at its level.)
 PY=
 for p in /usr/bin/python3 python3; do
@@ -53,7 +54,7 @@ if [ -z "$PY" ]; then
     skip "defaults in --help and the man page: no python3"
 else
     "$GPUEDGE" --help >"$T/help.txt" 2>/dev/null
-    "$PY" - "$T/help.txt" "$MAN" >"$T/defaults" 2>&1 <<'PYEOF'
+    "$PY" - "$T/help.txt" "$MAN" "$ROOT/docs/cli.md" >"$T/defaults" 2>&1 <<'PYEOF'
 import re, sys
 help_text = open(sys.argv[1]).read().split("\n")
 man = open(sys.argv[2]).read().split("\n")
@@ -124,14 +125,39 @@ for name, entry in sorted(entries.items()):
         if helpdef.get(name) != v:
             print("--%s: man page says Default %s; --help says [%s]" % (name, v, helpdef.get(name)))
             bad += 1
+# docs/cli.md's tables: a row for one option with a default column must
+# agree with --help's (numbers compared as numbers), and every long option
+# --help lists is named on the page.
+def same(a, b):
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+page = open(sys.argv[3]).read()
+for name in sorted(opts):
+    if "--" + name not in page:
+        print("--%s: not in docs/cli.md" % name); bad += 1
+for row in page.split("\n"):
+    cells = [c.strip() for c in row.strip().strip("|").split("|")] if row.startswith("| `-") else []
+    if len(cells) < 3:
+        continue
+    names = re.findall(r"--([a-z][a-z0-9-]*)", cells[0])
+    d = re.sub(r"\(.*?\)", "", cells[1]).strip()
+    if len(names) != 1 or not d or d == "off" or names[0] not in helpdef:
+        continue
+    hw = words(helpdef[names[0]])
+    for w in re.split(r"[\s/,]+", d):
+        if w and not any(same(w, h) for h in hw):
+            print("--%s: docs/cli.md says %s; --help says [%s]" % (names[0], cells[1], helpdef[names[0]]))
+            bad += 1
 print("checked %d help defaults" % len(helpdef))
 sys.exit(1 if bad else 0)
 PYEOF
     rc=$?
     if [ $rc -eq 0 ] && grep -q '^checked [1-9]' "$T/defaults"; then
-        ok "defaults: $(tail -n 1 "$T/defaults"), each the man page's"
+        ok "defaults: $(tail -n 1 "$T/defaults"), each the man page's and docs/cli.md's"
     else
-        not_ok "defaults differ between --help and the man page: $(head -n 3 "$T/defaults" | tr '\n' ' ')"
+        not_ok "defaults differ between --help, the man page and docs/cli.md: $(head -n 3 "$T/defaults" | tr '\n' ' ')"
     fi
 fi
 
