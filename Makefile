@@ -13,10 +13,11 @@
 #                   + its PTX), the CPU-only variant when there is none
 #   make bench      benchmarks (meant for the GPU machine; see BENCHMARKS.md)
 #   make bench-cpu  the CPU backend against OpenCV and FFmpeg on these cores
+#   make bench-plot the charts in docs/img from tests/bench/results.csv
 #   make bench-data the real photos and footage for make bench (fetched, not
 #                   committed); make bench-real runs only those steps
 #   make fuzz       libFuzzer harnesses (clang; make fuzz-deps), each run for
-#                   FUZZ_SECONDS (default 60); see README.md "Reliability"
+#                   FUZZ_SECONDS (default 60); see docs/RELIABILITY.md
 #   make install / uninstall  (PREFIX, DESTDIR, MANPREFIX)
 #   make valgrind   gpuedge under memcheck (slow; docs/RELIABILITY.md)
 #   make soak       1,000-file batch with RSS sampling (BACKEND=gpu on a GPU machine)
@@ -64,14 +65,15 @@ endif
 endif
 
 # Debian packages the build needs (make deps installs the missing ones);
-# ffmpeg (the program) only makes and inspects test clips; parallel,
-# slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
+# ffmpeg (the program) only makes and inspects test clips; python3-matplotlib
+# draws the benchmark charts (make bench-plot, tests/cli/bench_plot.sh); parallel,
+# slurm-wlm and munge run docs/scale-out.md's GNU parallel and Slurm recipes in
 # tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
                libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
-               python3-pytest parallel slurm-wlm munge
+               python3-pytest parallel slurm-wlm munge python3-matplotlib
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -130,7 +132,7 @@ NVFLAGS ?= -O3
 # NVCC_THREADS=N: nvcc compiles the architectures of one .cu in N threads
 # (0: one a CPU) instead of one after another.  Off by default: on the
 # 2-core build machine fused.cu for the default SMS took 155 s serially and
-# 410 s with --threads 0 (45 % more CPU time; BENCHMARKS.md "Build"); try it
+# 410 s with --threads 0 (45 % more CPU time; docs/bench-log.md "Build"); try it
 # where idle cores outnumber make's jobs.
 NVCC_THREADS ?=
 ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
@@ -192,7 +194,7 @@ BENCH_CU  = $(if $(filter 1,$(CUDA)),$(wildcard tests/bench/*.cu))
 BENCH_C   = $(filter-out $(if $(filter 1,$(CUDA)),,$(BENCH_CUDA_C)),$(wildcard tests/bench/*.c))
 BENCH_BINS = $(BENCH_CU:tests/bench/%.cu=tests/bin/%) $(BENCH_C:tests/bench/%.c=tests/bin/%)
 
-.PHONY: all lib test check bench bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
+.PHONY: all lib test check bench bench-plot bench-deps bench-cpu bench-data bench-real demo deps install uninstall clean samples gpu-tests valgrind soak \
         fuzz fuzz-deps fuzz-build fuzz-corpus
 all: $(PROG) lib
 
@@ -313,6 +315,17 @@ bench-data: tests/bin/bench_mkclip
 bench-real: gpuedge
 	@sh tests/bench/run photos videoreal
 
+# The benchmark charts in docs/img (SVG and PNG) from the results file and
+# one --report=json run (tests/bench/plot.py describes both); Debian's
+# python3, which has python3-matplotlib, over another python3 on PATH.
+PLOT_PY       ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+BENCH_RESULTS ?= tests/bench/results.csv
+STAGES_REPORT ?= tests/bench/stages.json
+STAGES_LABEL  ?= $(shell cat tests/bench/stages.label 2>/dev/null)
+bench-plot:
+	@$(PLOT_PY) tests/bench/plot.py --results $(BENCH_RESULTS) --report $(STAGES_REPORT) \
+	    --stages-label "$(STAGES_LABEL)" --out docs/img
+
 # CPU backend against OpenCV and FFmpeg on this machine's cores (ratios)
 bench-cpu: gpuedge
 	@sh tests/bench/cpu_peers.sh
@@ -384,7 +397,7 @@ clean:
 	rm -rf build tests/bin gpuedge
 
 # ---------------------------------------------------------------------------
-# Fuzzing (README.md "Reliability").  libFuzzer + ASan + UBSan with Debian's
+# Fuzzing (docs/RELIABILITY.md).  libFuzzer + ASan + UBSan with Debian's
 # clang; no CUDA.  Apart from `deps` so that `make test` needs no clang.
 #   make fuzz-deps                 install clang and its sanitizer runtimes
 #   make fuzz [FUZZ_SECONDS=60]    build, seed the corpora, run each harness

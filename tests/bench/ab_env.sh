@@ -2,7 +2,7 @@
 # ab_env.sh — A/B of gpuedge under two environments (a GPUEDGE_* knob
 # against its default), whole process, interleaved: RUNS rounds, A then B
 # in odd rounds and B then A in even ones (the position effect,
-# BENCHMARKS.md "2026-12-02 (later)").  One line a run: the wall and fps
+# docs/bench-log.md "2026-12-02 (later)").  One line a run: the wall and fps
 # (frames / wall), the report's engine wall, and with GPUEDGE_TRACE=vsrc the
 # segments' count and the last one's end (s after the video's open); then
 # each configuration's fps, and whether every output (not /dev/null) is

@@ -287,6 +287,14 @@ def main():
                     ext, max(v[0] for v in vs),
                     100.0 * sum(v[1] for v in vs) / (sum(v[2] for v in vs) or 1)))
         print("# %s vs OpenCV by format: %s" % (name, "; ".join(parts)))
+    if os.environ.get("BENCH_RESULTS"):  # the CSV tests/bench/plot.py reads
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from plot import append_result
+        for name, s, nb, delta in rows:
+            append_result(os.environ["BENCH_RESULTS"], time.strftime("%Y-%m-%d", time.gmtime()),
+                          "%s, %d cores" % (os.uname().nodename, os.cpu_count()), "photos",
+                          "%d photos to PNG (%.1f Mpx)" % (len(photos), mpx), name, "%.3f" % s,
+                          "s", "tests/bench/photos.py")
     print("RESULT photos " + " ".join("%s=%.3f" % (r[0].split(" (")[0].replace(" ", "_"), r[1])
                                       for r in rows))
     if not a.work:

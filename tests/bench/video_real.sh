@@ -168,4 +168,16 @@ printf '%s\n' "${rows[@]}" | awk -F'\t' '
             (dec[c[i]] > 0 ? sprintf("%.2f", f[i] / dec[c[i]]) : "-"),
             (cv[c[i]] > 0 ? sprintf("%.1f", f[i] / cv[c[i]]) : "-") }'
 echo "# log: $L"
+# BENCH_RESULTS=FILE: the rows appended to that results file (the CSV
+# format tests/bench/plot.py describes), one per run.
+if [ -n "${BENCH_RESULTS:-}" ]; then
+    [ -s "$BENCH_RESULTS" ] ||
+        echo "date,machine,job,case,tool,value,unit,command" >"$BENCH_RESULTS"
+    printf '%s\n' "${rows[@]}" | awk -F'\t' -v d="$(date -u +%F)" \
+        -v m="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 |
+                sed 's/^NVIDIA //') $(nproc) cores" '
+        function q(x) { gsub(/"/, "\"\"", x); return "\"" x "\"" }
+        { printf "%s,%s,video,%s,%s,%s,fps,%s\n", d, q(m), q($1), q($2), $5,
+              q("tests/bench/video_real.sh") }' >>"$BENCH_RESULTS"
+fi
 exit $rc

@@ -146,7 +146,7 @@ for f in out/in.mkv out/vfr.mkv; do
 done
 check "batch --codec magicyuv: every video output is MagicYUV" "$why"
 # Matroska CRC-32 elements: none in the clusters by default (the muxer's
-# checksum was most of the writer's time, BENCHMARKS.md "The .mkv bound"),
+# checksum was most of the writer's time, docs/bench-log.md "The .mkv bound"),
 # one opening each cluster with GPUEDGE_MKV_CRC=1; same frames either way
 # crc_clusters FILE: "CLUSTERS WITH_CRC" (a Cluster, 1F 43 B6 75, its size,
 # then a CRC-32 element, BF 84, as its first child)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # --help and man/gpuedge.1 stay in step: every long option in one appears in
-# the other.  From --help: every "--name" word; from the mdoc source: every
+# the other, with the same default.  From --help: every "--name" word; from the mdoc source: every
 # "Fl Fl name" (and "Fl -name") macro.
 . "$(dirname "$0")/lib.sh"
 
@@ -40,6 +40,126 @@ while IFS= read -r opt; do
 done <"$T/help.opts"
 [ -z "$unknown" ] && ok "the parser accepts every long option --help lists" ||
     not_ok "listed in --help but unknown to the parser:$unknown"
+
+# Defaults agree: every "[DEFAULT]" --help states for an option is stated by
+# the man page's entry for it, in a sentence that says "default"; every
+# "Default V." of a man entry is the default --help states; docs/cli.md
+# names every option and its defaults agree too.  (Python parses
+# both: the mdoc entry from ".It Fl Fl NAME" to the next ".It" at its level.)
+PY=
+for p in /usr/bin/python3 python3; do
+    command -v "$p" >/dev/null 2>&1 && { PY=$p; break; }
+done
+if [ -z "$PY" ]; then
+    skip "defaults in --help and the man page: no python3"
+else
+    "$GPUEDGE" --help >"$T/help.txt" 2>/dev/null
+    "$PY" - "$T/help.txt" "$MAN" "$ROOT/docs/cli.md" >"$T/defaults" 2>&1 <<'PYEOF'
+import re, sys
+help_text = open(sys.argv[1]).read().split("\n")
+man = open(sys.argv[2]).read().split("\n")
+
+# --help: an option line starts with spaces and "-x, --name" or "--name"; its
+# text runs until the next option line or a blank line.
+opts, cur = {}, None
+for line in help_text:
+    m = re.match(r"\s+(?:-\w, )?--([a-z][a-z0-9-]*)", line)
+    if m:
+        cur = m.group(1)
+        opts.setdefault(cur, "")
+        opts[cur] += line + " "
+    elif cur and line.startswith("                          "):
+        opts[cur] += line + " "
+    else:
+        cur = None
+helpdef = {}
+for name, text in opts.items():
+    m = re.search(r"\[([^\]=][^\]]*)\]", text)  # not "[=N]": an optional argument
+    if m:
+        helpdef[name] = m.group(1).strip()
+
+# the man page: entries of ".It Fl Fl NAME" (also ".It Fl x , Fl Fl NAME"),
+# their text with mdoc macros dropped, up to the next .It of the same list.
+entries, cur, depth = {}, None, 0
+for line in man:
+    if line.startswith(".Bl"):
+        depth += 1
+    if line.startswith(".El"):
+        depth -= 1
+        if depth < 1:
+            cur = None
+    m = re.match(r"\.It Fl (?:\w , Fl )?Fl ([a-z][a-z0-9-]*)", line)
+    if m and depth == 1:
+        cur = m.group(1)
+        entries[cur] = ""
+        continue
+    if line.startswith(".It") and depth == 1:
+        cur = None
+    if cur:
+        if line.startswith("."):
+            words = [w for w in line[1:].split()[1:] if w not in
+                     ("Cm", "Ar", "Fl", "Ns", "No", "Pq", "Po", "Pc", "Ql", "Va", "Ev", "Sx", "Xr", "Op")]
+            line = " ".join(words)
+        entries[cur] += line + " "
+
+def sentences(text):
+    return [s for s in re.split(r"(?<=[.;:])\s+", text) if s]
+
+def words(s):
+    return {w.strip(".,;:()[]") for w in s.split()}
+
+bad = 0
+stop = {"for", "images", "videos", "default", "the", "and"}
+for name, d in sorted(helpdef.items()):
+    entry = entries.get(name)
+    if entry is None:
+        print("--%s: --help says [%s]; no man entry" % (name, d)); bad += 1; continue
+    need = [w.strip(",") for w in d.split() if w.strip(",") not in stop] or ["default"]
+    ok = any("default" in s.lower() and all(w in words(s) for w in need)
+             for s in sentences(entry)) or ("[%s]" % d) in entry
+    if not ok:
+        print("--%s: --help says [%s]; man page: %s" % (name, d, entry.strip()[:160])); bad += 1
+for name, entry in sorted(entries.items()):
+    for m in re.finditer(r"\bDefault ([^\s]+?)\.?(?:\s|$)", entry):
+        v = m.group(1)
+        if helpdef.get(name) != v:
+            print("--%s: man page says Default %s; --help says [%s]" % (name, v, helpdef.get(name)))
+            bad += 1
+# docs/cli.md's tables: a row for one option with a default column must
+# agree with --help's (numbers compared as numbers), and every long option
+# --help lists is named on the page.
+def same(a, b):
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+page = open(sys.argv[3]).read()
+for name in sorted(opts):
+    if "--" + name not in page:
+        print("--%s: not in docs/cli.md" % name); bad += 1
+for row in page.split("\n"):
+    cells = [c.strip() for c in row.strip().strip("|").split("|")] if row.startswith("| `-") else []
+    if len(cells) < 3:
+        continue
+    names = re.findall(r"--([a-z][a-z0-9-]*)", cells[0])
+    d = re.sub(r"\(.*?\)", "", cells[1]).strip()
+    if len(names) != 1 or not d or d == "off" or names[0] not in helpdef:
+        continue
+    hw = words(helpdef[names[0]])
+    for w in re.split(r"[\s/,]+", d):
+        if w and not any(same(w, h) for h in hw):
+            print("--%s: docs/cli.md says %s; --help says [%s]" % (names[0], cells[1], helpdef[names[0]]))
+            bad += 1
+print("checked %d help defaults" % len(helpdef))
+sys.exit(1 if bad else 0)
+PYEOF
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q '^checked [1-9]' "$T/defaults"; then
+        ok "defaults: $(tail -n 1 "$T/defaults"), each the man page's and docs/cli.md's"
+    else
+        not_ok "defaults differ between --help, the man page and docs/cli.md: $(head -n 3 "$T/defaults" | tr '\n' ' ')"
+    fi
+fi
 
 # The exit statuses the man page documents are those of DESIGN.md §3.
 missing=

@@ -32,6 +32,12 @@
 #   no_cuda, gpu_why                the CPU-only variant (make CUDA=0)?
 #                                   why a GPU check skips
 #   our_child_alive PID             a background gpuedge still running?
+#   doc_commands WHAT FILE MIN      commands quoted in a document (one a line
+#                                   in FILE): "ok" when at least MIN, and
+#                                   ffmpeg is there to make inputs; else 1
+#   doc_run WHAT CMD TEMPLATE       CMD as written (sh -c) in a fresh copy of
+#                                   TEMPLATE: ok when it exits 0, writes a
+#                                   file or prints, and leaves no temp file
 
 # tests/run runs every tests/cli/*.sh, this file too: on its own it is no test.
 case $0 in
@@ -192,6 +198,40 @@ fails() {
         not_ok "$name: $why"
         show_err
     fi
+}
+
+# Commands quoted in documentation (README.md, the man page's EXAMPLES):
+# see the header.  The caller exports the environment the commands see.
+doc_commands() {
+    n=$(nlines "$2")
+    if [ "$n" -lt "$3" ]; then
+        not_ok "$1: $n commands found (expected at least $3)"
+        return 1
+    fi
+    ok "$1: $n commands"
+    if ! command -v ffmpeg >/dev/null 2>&1; then
+        skip "$1: ffmpeg not installed (the inputs are made with it)"
+        return 1
+    fi
+}
+doc_run() {
+    _d=$T/doc.run
+    rm -rf "$_d"
+    cp -R "$3" "$_d" || return 1
+    (cd "$_d" && listing . >"$T/doc.before" && sh -c "$2" >"$OUT" 2>"$ERR" </dev/null)
+    RC=$?
+    (cd "$_d" && listing . >"$T/doc.after")
+    if [ "$RC" -ne 0 ]; then
+        not_ok "$1: exit $RC: $2"
+        show_err
+    elif cmp -s "$T/doc.before" "$T/doc.after" && [ ! -s "$OUT" ]; then
+        not_ok "$1: wrote nothing: $2"
+    elif ! no_stray_files "$_d"; then
+        not_ok "$1: left a temporary or partial file: $2"
+    else
+        ok "$1: $2"
+    fi
+    rm -rf "$_d"
 }
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's GNU parallel recipe, run as written (the lines after its
+# docs/scale-out.md's GNU parallel recipe, run as written (the lines after its
 # "recipe: parallel" marker), with Debian's `parallel`: the batch is shared
 # out over several runs, the outputs are complete and equal one run's, and
 # after a run killed midway the same command redoes only what is missing.
@@ -14,11 +14,11 @@ if ! command -v ffmpeg >/dev/null 2>&1; then
     finish
 fi
 
-# the recipe, as the README has it
+# the recipe, as docs/scale-out.md has it
 awk '/<!-- recipe: parallel/ { on = 1; next } on && /^    / { sub(/^    /, ""); print; next }
-     on { exit }' "$ROOT/README.md" >recipe.sh
+     on { exit }' "$ROOT/docs/scale-out.md" >recipe.sh
 if ! grep -q 'parallel' recipe.sh; then
-    not_ok "no GNU parallel recipe found in README.md"
+    not_ok "no GNU parallel recipe found in docs/scale-out.md"
     finish
 fi
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's Slurm job-array recipe, run as written (the script after its
+# docs/scale-out.md's Slurm job-array recipe, run as written (the script after its
 # "recipe: slurm job.sh" marker) on a one-node Slurm cluster this test
 # starts itself: munged with a key made here, slurmctld and slurmd on
 # localhost, everything (config, state, spool, logs, sockets) in the test's
@@ -120,11 +120,11 @@ until sinfo -h -o '%t' 2>/dev/null | grep -qx 'idle'; do
 done
 ok "one-node Slurm cluster up (munged, slurmctld, slurmd on $NODE, port $PORT)"
 
-# ---- the recipe, as the README has it
+# ---- the recipe, as docs/scale-out.md has it
 awk '/<!-- recipe: slurm job.sh/ { on = 1; next } on && /^    / { sub(/^    /, ""); print; next }
-     on { exit }' "$ROOT/README.md" >job.sh
+     on { exit }' "$ROOT/docs/scale-out.md" >job.sh
 if ! grep -q '^#SBATCH --array' job.sh || ! grep -q 'gpuedge' job.sh; then
-    not_ok "no Slurm job-array recipe found in README.md"
+    not_ok "no Slurm job-array recipe found in docs/scale-out.md"
     finish
 fi
 mkdir bin

@@ -2,7 +2,7 @@
  * fuzz_image.c — libFuzzer harness for the image loader: img_load_mem
  * (our PNM fix-ups, size checks, then stb_image compiled by us with the
  * same sanitizers), and on success the CPU reference pipeline on images up
- * to FUZZ_REF_MAX_PX pixels.  Links no CUDA.  See README.md "Reliability".
+ * to FUZZ_REF_MAX_PX pixels.  Links no CUDA.  See docs/RELIABILITY.md.
  */
 #include <stddef.h>
 #include <stdint.h>

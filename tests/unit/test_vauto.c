@@ -1,6 +1,6 @@
 /*
  * test_vauto — --hwdec=auto's rule (vsrc_auto_nvdec, src/io/vsource.c):
- * the cases measured on the H200 (BENCHMARKS.md "NVDEC in segments") get
+ * the cases measured on the H200 (docs/bench-log.md "NVDEC in segments") get
  * the faster decoder, and the rule's edges sit where vsource.c says; and
  * vsrc_open applies it (-v says which and why) with the frames unchanged.
  */
