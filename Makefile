@@ -29,7 +29,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR    ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # The Python module: PYTHONDIR/gpuedge (Debian's python3 searches
-# /usr/lib/python3/dist-packages; elsewhere add PYTHONDIR to PYTHONPATH)
+# /usr/lib/python3/dist-packages; elsewhere add PYTHONDIR to PYTHONPATH).
+# In a virtualenv: pip install . (pyproject.toml; setup.py runs make lib).
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
@@ -348,7 +349,7 @@ install: $(PROG) lib
 	    -e 's|@VERSION@|$(GE_VERSION)|' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|' \
 	    src/lib/gpuedge.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
-	install -m 644 python/gpuedge/*.py $(DESTDIR)$(PYTHONDIR)/gpuedge/
+	install -m 644 python/gpuedge/*.py python/gpuedge/py.typed $(DESTDIR)$(PYTHONDIR)/gpuedge/
 	echo 'LIB = "$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)"' >$(DESTDIR)$(PYTHONDIR)/gpuedge/_libpath.py
 
 uninstall:

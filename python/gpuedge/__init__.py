@@ -10,8 +10,9 @@ device path, zero-copy, queued on the caller's stream; their results come
 back on the device as the same kind (cupy array / torch tensor).
 
 The shared library is found through, in order: $GPUEDGE_LIB (a path to
-libgpuedge.so.0), the path ``make install`` recorded (_libpath.py), the
-build tree (build/rel/lib next to python/), the loader's search path.
+libgpuedge.so.0), the package's own directory (pip install, a wheel), the
+build tree (build/rel/lib, then build/nocuda/lib, next to python/), the
+path ``make install`` recorded (_libpath.py), the loader's search path.
 
 Contexts (one per set of options and thread, libgpuedge's thread rule) are
 kept and reused, so repeated calls pay no set-up.
@@ -20,8 +21,8 @@ import ctypes
 import os
 import threading
 
-__all__ = ["edges", "version", "GpuEdgeError", "ArgumentError", "NoGPUError",
-           "CudaError", "UnsupportedError", "library_path"]
+__all__ = ["edges", "version", "__version__", "GpuEdgeError", "ArgumentError", "NoGPUError",
+           "CudaError", "UnsupportedError", "DtypeError", "library_path"]
 
 
 class GpuEdgeError(RuntimeError):
@@ -64,13 +65,16 @@ def _candidates():
     if env:
         yield env
         return
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "libgpuedge.so.0")  # pip install / a wheel
+    root = os.path.join(here, "..", "..")
+    for variant in ("rel", "nocuda"):              # make lib, make CUDA=0 lib
+        yield os.path.join(root, "build", variant, "lib", "libgpuedge.so.0")
     try:
         from ._libpath import LIB  # written by make install
         yield LIB
     except ImportError:
         pass
-    here = os.path.dirname(os.path.abspath(__file__))
-    yield os.path.join(here, "..", "..", "build", "rel", "lib", "libgpuedge.so.0")
     yield "libgpuedge.so.0"
 
 
@@ -124,6 +128,9 @@ _ge_process_device = _lib.ge_process_device
 def version():
     """The loaded libgpuedge's version, "MAJOR.MINOR.PATCH"."""
     return _lib.ge_version().decode()
+
+
+__version__ = version()
 
 
 def _raise(status, ctx):
