@@ -303,11 +303,12 @@ def _hwc(a, kind: str, layout: str, is_batch: bool, reindex=None):
         perm = tuple(range(nd))
     if kind in ("torch", "torch-cuda"):
         v = a.permute(*perm)
-        return v[..., reindex] if reindex else v.contiguous()
+        # (an indexed copy may keep the input's stride order: make it packed)
+        return (v[..., reindex] if reindex else v).contiguous()
     if kind == "cupy":
         import cupy
         v = a.transpose(perm)
-        return v[..., reindex] if reindex else cupy.ascontiguousarray(v)
+        return cupy.ascontiguousarray(v[..., reindex] if reindex else v)
     import numpy as np
     v = a.transpose(perm)
     return v[..., reindex] if reindex else np.ascontiguousarray(v)

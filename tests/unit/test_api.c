@@ -94,78 +94,131 @@ static int reference(const ge_options *o, const void *px, int w, int h, int ch, 
     return 0;
 }
 
-/* One frame through ctx (host or device path) against the reference;
- * "" or what differed. */
-static const char *compare(ge_ctx *ctx, const ge_options *o, int w, int h, int ch, int bps,
-                           size_t pad, int device_path)
+/* The BGR(A) twin of an RGB(A) frame (same stride). */
+static void *to_bgr(const void *px, int w, int h, int ch, int bps, size_t stride)
+{
+    uint8_t *q = malloc(stride * h + 1);
+    const uint8_t *p = px;
+    if (!q)
+        return NULL;
+    memcpy(q, p, stride * h);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            uint8_t *d = q + y * stride + (size_t)x * ch * bps;
+            const uint8_t *s = p + y * stride + (size_t)x * ch * bps;
+            memcpy(d, s + 2 * bps, bps);
+            memcpy(d + 2 * bps, s, bps);
+        }
+    return q;
+}
+
+/* count frames of w x h (rows `pad` bytes apart more than needed; frames
+ * and maps apart, with gaps) through ctx, each against the reference of its
+ * own pixels (of its RGB twin when bgr): with batch, one ge_process_batch
+ * (_device) call; without, one ge_process(_device) call (count 1).  The
+ * device calls with device_path.  "" or what differed. */
+static const char *frames_vs_ref(ge_ctx *ctx, const ge_options *o, int count, int w, int h,
+                                 int ch, int bps, size_t pad, int bgr, int batch,
+                                 int device_path)
 {
     static char why[256];
-    size_t stride, es = (size_t)w + 3;
-    void *px = make_pixels(w, h, ch, bps, pad, &stride);
-    uint8_t *got = malloc(es * h), *want = malloc((size_t)w * h);
-    uint64_t hg[256], hw[256];
+    size_t stride = 0, es = (size_t)w + 5, fb, efb = es * h + 7;
+    uint8_t *rgb[8] = {0}, *all = NULL, *got = NULL, *want = malloc((size_t)w * h);
+    uint64_t *hg = calloc((size_t)count * 256, sizeof *hg), hw[256];
     int r;
 
     why[0] = 0;
-    if (!px || !got || !want) {
-        snprintf(why, sizeof why, "out of memory");
+    if (count < 1 || count > 8)
+        count = 0; /* reported below (rgb holds 8) */
+    for (int i = 0; i < count; i++)
+        rgb[i] = make_pixels(w, h, ch, bps, pad, &stride);
+    fb = stride * h + 11;
+    all = malloc(fb * count);
+    got = malloc(efb * count);
+    if (!count || !all || !got || !want || !hg) {
+        snprintf(why, sizeof why, count ? "out of memory" : "test: 1 to 8 frames");
         goto end;
     }
-    memset(got, 0xA5, es * h);
+    for (int i = 0; i < count; i++) {
+        void *b = bgr ? to_bgr(rgb[i], w, h, ch, bps, stride) : NULL;
+        memcpy(all + i * fb, b ? b : rgb[i], stride * h);
+        free(b);
+    }
+    memset(got, 0xA5, efb * count);
     if (device_path) {
 #if GE_CUDA
         void *d_px = NULL, *d_edge = NULL, *d_hist = NULL;
         cudaStream_t s = NULL;
-        if (cudaStreamCreate(&s) || cudaMalloc(&d_px, stride * h) ||
-            cudaMalloc(&d_edge, es * h) || cudaMalloc(&d_hist, sizeof hg) ||
-            cudaMemcpy(d_px, px, stride * h, cudaMemcpyHostToDevice) ||
-            cudaMemcpy(d_edge, got, es * h, cudaMemcpyHostToDevice)) {
+        if (cudaStreamCreate(&s) || cudaMalloc(&d_px, fb * count) ||
+            cudaMalloc(&d_edge, efb * count) || cudaMalloc(&d_hist, 256 * 8 * count) ||
+            cudaMemcpy(d_px, all, fb * count, cudaMemcpyHostToDevice) ||
+            cudaMemcpy(d_edge, got, efb * count, cudaMemcpyHostToDevice))
             snprintf(why, sizeof why, "CUDA setup failed");
-        } else if ((r = ge_process_device(ctx, d_px, w, h, ch, bps, stride, d_edge, es, d_hist,
-                                          s)) < 0) {
-            snprintf(why, sizeof why, "ge_process_device %d: %s", r, ge_last_error(ctx));
-        } else if (cudaStreamSynchronize(s) ||
-                   cudaMemcpy(got, d_edge, es * h, cudaMemcpyDeviceToHost) ||
-                   cudaMemcpy(hg, d_hist, sizeof hg, cudaMemcpyDeviceToHost)) {
+        else if ((r = batch ? ge_process_batch_device(ctx, count, d_px, fb, w, h, ch, bps,
+                                                      stride, d_edge, efb, es, d_hist, s)
+                            : ge_process_device(ctx, d_px, w, h, ch, bps, stride, d_edge, es,
+                                                d_hist, s)) < 0)
+            snprintf(why, sizeof why, "%s %d: %s", batch ? "ge_process_batch_device" :
+                     "ge_process_device", r, ge_last_error(ctx));
+        else if (cudaStreamSynchronize(s) ||
+                 cudaMemcpy(got, d_edge, efb * count, cudaMemcpyDeviceToHost) ||
+                 cudaMemcpy(hg, d_hist, 256 * 8 * count, cudaMemcpyDeviceToHost))
             snprintf(why, sizeof why, "CUDA copy back failed");
-        }
         cudaFree(d_px);
         cudaFree(d_edge);
         cudaFree(d_hist);
         if (s)
             cudaStreamDestroy(s);
-        if (why[0])
-            goto end;
 #else
         snprintf(why, sizeof why, "built without CUDA");
-        goto end;
 #endif
-    } else if ((r = ge_process(ctx, px, w, h, ch, bps, stride, got, es, hg)) < 0) {
-        snprintf(why, sizeof why, "ge_process %d: %s", r, ge_last_error(ctx));
+        if (why[0])
+            goto end;
+    } else if ((r = batch ? ge_process_batch(ctx, count, all, fb, w, h, ch, bps, stride, got,
+                                             efb, es, hg)
+                          : ge_process(ctx, all, w, h, ch, bps, stride, got, es, hg)) < 0) {
+        snprintf(why, sizeof why, "%s %d: %s", batch ? "ge_process_batch" : "ge_process", r,
+                 ge_last_error(ctx));
         goto end;
     }
-    if (reference(o, px, w, h, ch, bps, stride, want, hw) < 0) {
-        snprintf(why, sizeof why, "reference out of memory");
-        goto end;
+    for (int i = 0; i < count && !why[0]; i++) {
+        const uint8_t *g = got + i * efb;
+        if (reference(o, rgb[i], w, h, ch, bps, stride, want, hw) < 0) {
+            snprintf(why, sizeof why, "reference out of memory");
+            break;
+        }
+        for (int y = 0; y < h && !why[0]; y++)
+            for (size_t x = 0; x < es && !why[0]; x++)
+                if (x < (size_t)w ? g[y * es + x] != want[y * w + x] : g[y * es + x] != 0xA5)
+                    snprintf(why, sizeof why, "frame %d (%zu,%d): %d, want %d", i, x, y,
+                             g[y * es + x], x < (size_t)w ? want[y * w + x] : 0xA5);
+        if (!why[0] && g[es * (h - 1) + w] != 0xA5)
+            snprintf(why, sizeof why, "frame %d: the gap after its map written", i);
+        if (!why[0] && memcmp(hg + 256 * i, hw, sizeof hw))
+            snprintf(why, sizeof why, "frame %d: histogram differs", i);
     }
-    for (int y = 0; y < h && !why[0]; y++) {
-        for (int x = 0; x < w; x++)
-            if (got[y * es + x] != want[y * w + x]) {
-                snprintf(why, sizeof why, "edge (%d,%d) %d, reference %d", x, y,
-                         got[y * es + x], want[y * w + x]);
-                break;
-            }
-        for (size_t x = w; x < es && !why[0]; x++)
-            if (got[y * es + x] != 0xA5)
-                snprintf(why, sizeof why, "row %d: padding byte %zu written", y, x);
-    }
-    if (!why[0] && memcmp(hg, hw, sizeof hg))
-        snprintf(why, sizeof why, "histogram differs");
 end:
-    free(px);
+    for (int i = 0; i < count; i++)
+        free(rgb[i]);
+    free(all);
     free(got);
     free(want);
+    free(hg);
     return why;
+}
+
+/* One frame through ge_process or ge_process_device; "" or what differed. */
+static const char *compare(ge_ctx *ctx, const ge_options *o, int w, int h, int ch, int bps,
+                           size_t pad, int device_path)
+{
+    return frames_vs_ref(ctx, o, 1, w, h, ch, bps, pad, 0, 0, device_path);
+}
+
+/* count frames through one batch call; "" or what differed. */
+static const char *compare_batch(ge_ctx *ctx, const ge_options *o, int count, int w, int h,
+                                 int ch, int bps, int bgr, int device_path)
+{
+    return frames_vs_ref(ctx, o, count, w, h, ch, bps, 3, bgr, 1, device_path);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -463,109 +516,6 @@ end:
 
 /* ------------------------------------------------------------------------ */
 /* batches, channel order, threads                                          */
-
-/* The BGR(A) twin of an RGB(A) frame (same stride). */
-static void *to_bgr(const void *px, int w, int h, int ch, int bps, size_t stride)
-{
-    uint8_t *q = malloc(stride * h + 1);
-    const uint8_t *p = px;
-    if (!q)
-        return NULL;
-    memcpy(q, p, stride * h);
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            uint8_t *d = q + y * stride + (size_t)x * ch * bps;
-            const uint8_t *s = p + y * stride + (size_t)x * ch * bps;
-            memcpy(d, s + 2 * bps, bps);
-            memcpy(d + 2 * bps, s, bps);
-        }
-    return q;
-}
-
-/* count frames of w x h through one batch call (host or device path), each
- * against the reference of its own pixels (of its RGB twin when bgr);
- * frames and maps lie apart with gaps, rows padded.  "" or what differed. */
-static const char *compare_batch(ge_ctx *ctx, const ge_options *o, int count, int w, int h,
-                                 int ch, int bps, int bgr, int device_path)
-{
-    static char why[256];
-    size_t stride, es = (size_t)w + 5, fb, efb = es * h + 7;
-    uint8_t *rgb[8], *all = NULL, *got = NULL, *want = malloc((size_t)w * h);
-    uint64_t *hg = calloc((size_t)count * 256, sizeof *hg), hw[256];
-    int r;
-
-    why[0] = 0;
-    for (int i = 0; i < count; i++)
-        rgb[i] = make_pixels(w, h, ch, bps, 3, &stride);
-    fb = stride * h + 11;
-    all = malloc(fb * count);
-    got = malloc(efb * count);
-    if (!all || !got || !want || !hg) {
-        snprintf(why, sizeof why, "out of memory");
-        goto end;
-    }
-    for (int i = 0; i < count; i++) {
-        void *b = bgr ? to_bgr(rgb[i], w, h, ch, bps, stride) : NULL;
-        memcpy(all + i * fb, b ? b : rgb[i], stride * h);
-        free(b);
-    }
-    memset(got, 0xA5, efb * count);
-    if (device_path) {
-#if GE_CUDA
-        void *d_px = NULL, *d_edge = NULL, *d_hist = NULL;
-        cudaStream_t s = NULL;
-        if (cudaStreamCreate(&s) || cudaMalloc(&d_px, fb * count) ||
-            cudaMalloc(&d_edge, efb * count) || cudaMalloc(&d_hist, 256 * 8 * count) ||
-            cudaMemcpy(d_px, all, fb * count, cudaMemcpyHostToDevice) ||
-            cudaMemcpy(d_edge, got, efb * count, cudaMemcpyHostToDevice))
-            snprintf(why, sizeof why, "CUDA setup failed");
-        else if ((r = ge_process_batch_device(ctx, count, d_px, fb, w, h, ch, bps, stride,
-                                              d_edge, efb, es, d_hist, s)) < 0)
-            snprintf(why, sizeof why, "ge_process_batch_device %d: %s", r, ge_last_error(ctx));
-        else if (cudaStreamSynchronize(s) ||
-                 cudaMemcpy(got, d_edge, efb * count, cudaMemcpyDeviceToHost) ||
-                 cudaMemcpy(hg, d_hist, 256 * 8 * count, cudaMemcpyDeviceToHost))
-            snprintf(why, sizeof why, "CUDA copy back failed");
-        cudaFree(d_px);
-        cudaFree(d_edge);
-        cudaFree(d_hist);
-        if (s)
-            cudaStreamDestroy(s);
-#else
-        snprintf(why, sizeof why, "built without CUDA");
-#endif
-        if (why[0])
-            goto end;
-    } else if ((r = ge_process_batch(ctx, count, all, fb, w, h, ch, bps, stride, got, efb, es,
-                                     hg)) < 0) {
-        snprintf(why, sizeof why, "ge_process_batch %d: %s", r, ge_last_error(ctx));
-        goto end;
-    }
-    for (int i = 0; i < count && !why[0]; i++) {
-        const uint8_t *g = got + i * efb;
-        if (reference(o, rgb[i], w, h, ch, bps, stride, want, hw) < 0) {
-            snprintf(why, sizeof why, "reference out of memory");
-            break;
-        }
-        for (int y = 0; y < h && !why[0]; y++)
-            for (size_t x = 0; x < es && !why[0]; x++)
-                if (x < (size_t)w ? g[y * es + x] != want[y * w + x] : g[y * es + x] != 0xA5)
-                    snprintf(why, sizeof why, "frame %d (%zu,%d): %d, want %d", i, x, y,
-                             g[y * es + x], x < (size_t)w ? want[y * w + x] : 0xA5);
-        if (!why[0] && g[es * (h - 1) + w] != 0xA5)
-            snprintf(why, sizeof why, "frame %d: the gap after its map written", i);
-        if (!why[0] && memcmp(hg + 256 * i, hw, sizeof hw))
-            snprintf(why, sizeof why, "frame %d: histogram differs", i);
-    }
-end:
-    for (int i = 0; i < count; i++)
-        free(rgb[i]);
-    free(all);
-    free(got);
-    free(want);
-    free(hg);
-    return why;
-}
 
 static void test_batch(int backend, const char *tag)
 {
