@@ -57,11 +57,12 @@ def make_lib():
 class build_py(_build_py):
     def run(self):
         super().run()
-        if self.editable_mode:
+        so = make_lib()
+        if getattr(self, "editable_mode", False):
             return  # an editable install loads the build tree's library
         dst = os.path.join(self.build_lib, "gpuedge", "libgpuedge.so.0")
         self.mkpath(os.path.dirname(dst))
-        shutil.copyfile(make_lib(), dst)
+        shutil.copyfile(so, dst)
         os.chmod(dst, 0o755)
 
 

@@ -311,7 +311,7 @@ def _hwc(a, kind: str, layout: str, is_batch: bool, reindex=None):
         return cupy.ascontiguousarray(v[..., reindex] if reindex else v)
     import numpy as np
     v = a.transpose(perm)
-    return v[..., reindex] if reindex else np.ascontiguousarray(v)
+    return np.ascontiguousarray(v[..., reindex] if reindex else v)
 
 
 # ---------------------------------------------------------------------------
