@@ -29,6 +29,8 @@ fi
 [ "${PIP_TEST_CUDA:-0}" = 1 ] || export GPUEDGE_BUILD_CUDA=0
 # a make running this test must not hand its jobserver to the package's make
 unset MAKEFLAGS MFLAGS MAKELEVEL
+# the package must load its own library, not the one a test run points at
+unset GPUEDGE_LIB
 
 SRC=$T/src
 mkdir -p "$SRC"
