@@ -67,12 +67,13 @@ endif
 # Debian packages the build needs (make deps installs the missing ones);
 # ffmpeg (the program) only makes and inspects test clips; parallel,
 # slurm-wlm and munge run the README's GNU parallel and Slurm recipes in
-# tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
+# tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12);
+# python3-venv the pip and Ray tests' virtualenvs (tests/cli/python_*.sh).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
                libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
-               python3-pytest parallel slurm-wlm munge
+               python3-pytest python3-venv parallel slurm-wlm munge
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
