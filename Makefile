@@ -30,7 +30,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR    ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # The Python module: PYTHONDIR/gpuedge (Debian's python3 searches
-# /usr/lib/python3/dist-packages; elsewhere add PYTHONDIR to PYTHONPATH)
+# /usr/lib/python3/dist-packages; elsewhere add PYTHONDIR to PYTHONPATH).
+# In a virtualenv: pip install . (pyproject.toml; setup.py runs make lib).
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
@@ -68,12 +69,13 @@ endif
 # ffmpeg (the program) only makes and inspects test clips; python3-matplotlib
 # draws the benchmark charts (make bench-plot, tests/cli/bench_plot.sh); parallel,
 # slurm-wlm and munge run docs/scale-out.md's GNU parallel and Slurm recipes in
-# tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12).
+# tests/cli/parallel.sh and slurm.sh (about 27 s to install on Debian 12);
+# python3-venv the pip and Ray tests' virtualenvs (tests/cli/python_*.sh).
 DEB_PACKAGES = pkg-config libstb-dev libavformat-dev libavcodec-dev \
                libavutil-dev libswscale-dev ffmpeg \
                libdeflate-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
                libjpeg-turbo-progs python3-pil python3-numpy python3-opencv pngcheck \
-               python3-pytest parallel slurm-wlm munge python3-matplotlib
+               python3-pytest python3-venv parallel slurm-wlm munge python3-matplotlib
 PKGS = libavformat libavcodec libavutil libswscale libdeflate spng libturbojpeg libjpeg
 
 # Recursive (=) so a make that has just installed them still finds them.
@@ -383,7 +385,7 @@ install: $(PROG) lib
 	    -e 's|@VERSION@|$(GE_VERSION)|' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|' \
 	    src/lib/gpuedge.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/gpuedge.pc
-	install -m 644 python/gpuedge/*.py $(DESTDIR)$(PYTHONDIR)/gpuedge/
+	install -m 644 python/gpuedge/*.py python/gpuedge/py.typed $(DESTDIR)$(PYTHONDIR)/gpuedge/
 	echo 'LIB = "$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)"' >$(DESTDIR)$(PYTHONDIR)/gpuedge/_libpath.py
 
 uninstall:

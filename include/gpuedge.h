@@ -111,7 +111,9 @@ enum ge_canny {
 typedef struct ge_options {
     int backend;        /* enum ge_backend (default AUTO) */
     int device;         /* CUDA device index (default 0) */
-    int threads;        /* CPU backend threads, 0 = one per CPU (default) */
+    int threads;        /* CPU backend threads, 0 (the default) = one per
+                           CPU this process may use: its affinity mask,
+                           capped by its cgroup's CPU quota */
     double sigma;       /* --sigma: 0 (no blur) or 0.1..16 (default 1) */
     int border;         /* --border: GE_BORDER_* (default replicate) */
     float scale;        /* --scale: > 0 (default 1) */
@@ -185,6 +187,51 @@ GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width,
                              size_t stride, uint8_t *d_edge,
                              size_t edge_stride, uint64_t *d_hist,
                              ge_stream stream);
+
+/* The channel order of 3- and 4-channel frames (ge_ctx_set_order). */
+enum ge_order {
+    GE_ORDER_RGB = 0, /* R, G, B (, A): the default */
+    GE_ORDER_BGR = 1  /* B, G, R (, A): OpenCV's order (cv2.imread) */
+};
+
+/* Sets the channel order of the context's 3- and 4-channel frames (1 and 2
+ * channels have none); a BGR frame gives the map and histogram of its RGB
+ * twin, bit for bit.  The host calls reorder the frame into the context's
+ * scratch first (one pass over it); the device calls return
+ * GE_ERR_UNSUPPORTED for BGR frames: reorder them on the device first.
+ * GE_ERR_ARG for another order. */
+GE_API int ge_ctx_set_order(ge_ctx *ctx, int order);
+
+/* The CPU threads the context computes with: ge_options.threads, or when
+ * that is 0 the CPUs this process may use (sched_getaffinity, capped by the
+ * cgroup v2 cpu.max or v1 cfs quota, rounded up) when it was made.
+ * GE_ERR_ARG for NULL. */
+GE_API int ge_ctx_threads(const ge_ctx *ctx);
+
+/* count frames of one size and format in one call, frame i at
+ * pixels + i * frame_bytes (any distance, 0 included), its map at
+ * edge + i * edge_frame_bytes (maps must not overlap: edge_frame_bytes >=
+ * edge_stride * (height - 1) + width) and its 256 counts at
+ * hist + 256 * i (hist NULL: none); the other arguments as ge_process.
+ * On the CPU, min(threads, count) workers take frames in turn, each with
+ * threads / workers threads.  On a GPU context every upload, launch and
+ * download is queued on the context's stream and the call waits once, at
+ * the end; the device buffers hold the whole batch.  A failed call may
+ * have written some of the maps. */
+GE_API int ge_process_batch(ge_ctx *ctx, int count, const void *pixels, size_t frame_bytes,
+                            int width, int height, int channels, int bytes_per_sample,
+                            size_t stride, uint8_t *edge, size_t edge_frame_bytes,
+                            size_t edge_stride, uint64_t *hist);
+
+/* The same for frames already in GPU memory, as ge_process_device: every
+ * frame's work queued on `stream` in order, no host synchronisation between
+ * frames or at the end, nothing allocated (Canny's first frame of a size
+ * excepted).  d_hist: 256 counts a frame, or NULL. */
+GE_API int ge_process_batch_device(ge_ctx *ctx, int count, const void *d_pixels,
+                                   size_t frame_bytes, int width, int height, int channels,
+                                   int bytes_per_sample, size_t stride, uint8_t *d_edge,
+                                   size_t edge_frame_bytes, size_t edge_stride,
+                                   uint64_t *d_hist, ge_stream stream);
 
 /* The text of the last failure: of ctx, or (ctx NULL) of the calling
  * thread.  "" when there was none.  Valid until the next failing call on

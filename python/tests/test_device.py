@@ -107,3 +107,77 @@ def test_cupy_canny(canny):
     e, h = gpuedge.edges(cp.asarray(a), canny=canny)
     we, wh = want(a, canny=canny)
     assert np.array_equal(cp.asnumpy(e), we) and np.array_equal(cp.asnumpy(h), wh)
+
+
+def batch(n, h, w, ch, dtype=np.uint8):
+    return np.stack([frame(h, w, ch, dtype, seed=20 + i) for i in range(n)])
+
+
+@needs_gpu
+@pytest.mark.parametrize("ch,dtype", [(3, np.uint8), (1, np.uint16), (4, np.uint8)])
+def test_cupy_batch_on_a_given_stream(ch, dtype):
+    cp = pytest.importorskip("cupy")
+    b = batch(6, 97, 131, ch, dtype)
+    if ch == 1:
+        b = b.reshape(6, 97, 131)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        d = cp.asarray(b)
+    e, h = gpuedge.edges(d, sigma=2, stream=s)          # a cupy Stream object
+    assert isinstance(e, cp.ndarray) and e.shape == (6, 97, 131) and h.shape == (6, 256)
+    e2, h2 = gpuedge.edges(d, sigma=2, stream=s.ptr)    # an int handle
+    s.synchronize()
+    we, wh = want(b, sigma=2)
+    assert np.array_equal(cp.asnumpy(e), we) and np.array_equal(cp.asnumpy(h), wh)
+    assert np.array_equal(cp.asnumpy(e2), we)
+
+
+@needs_gpu
+def test_cupy_bgr_chw_out():
+    cp = pytest.importorskip("cupy")
+    b = batch(3, 50, 70, 3)
+    d = cp.asarray(np.ascontiguousarray(b[..., ::-1].transpose(0, 3, 1, 2)))  # BGR, N x C x H x W
+    out = cp.zeros((3, 50, 80), cp.uint8)[:, :, 5:75]
+    hist = cp.zeros((3, 256), cp.uint64)
+    e, h = gpuedge.edges(d, channels="bgr", layout="chw", out=out, hist_out=hist)
+    assert e is out and h is hist
+    we, wh = want(b)
+    assert np.array_equal(cp.asnumpy(out), we) and np.array_equal(cp.asnumpy(hist), wh)
+
+
+@needs_gpu
+def test_torch_batch_layouts_streams_outputs():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    b = batch(5, 64, 48, 3)
+    we, wh = want(b, border="reflect101")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        t = torch.from_numpy(b).cuda()
+        nchw = t.permute(0, 3, 1, 2).contiguous()        # copied to HWC inside
+        cl = t.permute(0, 3, 1, 2)                        # channels-last: in place
+        bgr = t.flip(-1).contiguous()
+    results = [gpuedge.edges(x, border="reflect101", stream=s, **kw) for x, kw in [
+        (t, {}), (nchw, dict(layout="chw")), (cl, dict(layout="chw")),
+        (bgr, dict(channels="bgr"))]]
+    out = torch.empty((5, 64, 48), dtype=torch.uint8, device="cuda")
+    hist = torch.empty((5, 256), dtype=torch.int64, device="cuda")
+    r = gpuedge.edges(t, border="reflect101", stream=s.cuda_stream, out=out, hist_out=hist)
+    assert r[0] is out and r[1] is hist
+    s.synchronize()
+    for e, h in results + [r]:
+        assert isinstance(e, torch.Tensor) and e.is_cuda and tuple(e.shape) == (5, 64, 48)
+        assert np.array_equal(e.cpu().numpy(), we)
+        assert np.array_equal(h.cpu().numpy().astype(np.uint64), wh)
+
+
+@needs_gpu
+def test_batch_equals_loop_of_single_calls():
+    cp = pytest.importorskip("cupy")
+    b = batch(8, 40, 56, 3)
+    d = cp.asarray(b)
+    e, h = gpuedge.edges(d, canny="auto")
+    for i in range(8):
+        ei, hi = gpuedge.edges(d[i], canny="auto")
+        assert cp.array_equal(e[i], ei) and cp.array_equal(h[i], hi)

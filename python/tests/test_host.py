@@ -1,7 +1,6 @@
 """gpuedge.edges on NumPy arrays (the host path, CPU backend here) against
 the gpuedge command on the same pixels, plus the errors it must raise."""
 import os
-import shutil
 import subprocess
 import threading
 
@@ -111,10 +110,12 @@ def test_bad_dtype(a):
         gpuedge.edges(a, backend=BACKEND)
 
 
-@pytest.mark.parametrize("shape", [(8,), (8, 8, 5), (8, 8, 3, 1), (0, 8), (8, 0, 3)])
-def test_bad_shape(shape):
+@pytest.mark.parametrize("shape,kw", [((8,), {}), ((8, 8, 5), dict(batch=False)),
+                                      ((2, 8, 8, 5), {}), ((0, 8), {}), ((8, 0, 3), {}),
+                                      ((0, 8, 8, 3), {}), ((2, 2, 2, 2, 2), {})])
+def test_bad_shape(shape, kw):
     with pytest.raises(ValueError):
-        gpuedge.edges(np.zeros(shape, np.uint8), backend=BACKEND)
+        gpuedge.edges(np.zeros(shape, np.uint8), backend=BACKEND, **kw)
 
 
 @pytest.mark.parametrize("kw", [dict(sigma=20), dict(scale=0), dict(threshold=300),

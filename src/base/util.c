@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
@@ -187,4 +188,132 @@ const char *ge_ext(const char *path, char *buf, size_t n)
     }
     buf[len] = '\0';
     return buf;
+}
+
+// ---------------------------------------------------------------------------
+// CPUs this process may use
+
+/* The quota of one cgroup directory in CPUs, rounded up (1.5 CPUs of time
+ * a period still keeps 2 threads busy part of the time); 0: none.  v2's
+ * cpu.max is "max PERIOD" or "QUOTA PERIOD"; v1 splits it in two files,
+ * quota -1 meaning none. */
+static int cg_quota_dir(const char *dir, int v2)
+{
+    char path[4096 + 32];
+    long long q = -1, per = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, v2 ? "cpu.max" : "cpu.cfs_quota_us");
+    if (!(f = fopen(path, "r")))
+        return 0;
+    if (v2) {
+        char qs[32];
+        if (fscanf(f, "%31s %lld", qs, &per) == 2 && strcmp(qs, "max") != 0)
+            q = strtoll(qs, NULL, 10);
+    } else if (fscanf(f, "%lld", &q) != 1) {
+        q = -1;
+    }
+    fclose(f);
+    if (!v2) {
+        snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+        if (!(f = fopen(path, "r")))
+            return 0;
+        if (fscanf(f, "%lld", &per) != 1)
+            per = 0;
+        fclose(f);
+    }
+    if (q <= 0 || per <= 0)
+        return 0;
+    q = (q + per - 1) / per;
+    return q > 1 << 20 ? 1 << 20 : (int)q;
+}
+
+/* The tightest quota from the cgroup `cg` (a path inside the hierarchy
+ * mounted at `mnt`) up to the hierarchy's root: a parent's limit binds its
+ * children.  Inside a container the path may not exist under the mount
+ * (the mount is the container's own cgroup): the walk then reaches it. */
+static int cg_quota_walk(const char *mnt, const char *cg, int v2)
+{
+    char dir[4096];
+    int best = 0;
+    size_t n;
+
+    if (snprintf(dir, sizeof dir, "%s%s", mnt, cg) >= (int)sizeof dir)
+        return 0;
+    n = strlen(mnt);
+    for (;;) {
+        int q = cg_quota_dir(dir, v2);
+        char *slash;
+        if (q > 0 && (best == 0 || q < best))
+            best = q;
+        slash = strrchr(dir + n, '/');
+        if (!slash)
+            break;
+        *slash = 0;
+    }
+    return best;
+}
+
+/* Is `want` one of the comma-separated names in `list`? */
+static int in_list(const char *list, const char *want)
+{
+    size_t n = strlen(want);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, want, n) == 0 && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return 0;
+}
+
+int ge_cpu_quota(const char *root)
+{
+    static const char *const v1_mounts[] = {"cpu", "cpu,cpuacct", "cpuacct,cpu"};
+    char path[4096], line[4096], mnt[4096];
+    int best = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        char *ctl = strchr(line, ':'), *cg;
+        int q = 0;
+        if (!ctl || !(cg = strchr(ctl + 1, ':')))
+            continue;
+        *cg++ = 0;
+        *ctl++ = 0;
+        cg[strcspn(cg, "\n")] = 0;
+        if (strcmp(cg, "/") == 0)
+            cg = "";
+        if (strcmp(line, "0") == 0 && *ctl == 0) {
+            /* v2: /sys/fs/cgroup, or .../unified in the hybrid layout */
+            snprintf(mnt, sizeof mnt, "%s/sys/fs/cgroup", root);
+            q = cg_quota_walk(mnt, cg, 1);
+            snprintf(mnt, sizeof mnt, "%s/sys/fs/cgroup/unified", root);
+            if (q == 0)
+                q = cg_quota_walk(mnt, cg, 1);
+        } else if (in_list(ctl, "cpu")) {
+            for (size_t i = 0; i < sizeof v1_mounts / sizeof v1_mounts[0] && q == 0; i++) {
+                snprintf(mnt, sizeof mnt, "%s/sys/fs/cgroup/%s", root, v1_mounts[i]);
+                q = cg_quota_walk(mnt, cg, 0);
+            }
+        }
+        if (q > 0 && (best == 0 || q < best))
+            best = q;
+    }
+    fclose(f);
+    return best;
+}
+
+int ge_cpu_count(void)
+{
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = online > 0 ? (int)online : 1, q;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = CPU_COUNT(&set);
+    q = ge_cpu_quota("");
+    if (q > 0 && q < n)
+        n = q;
+    return n > 0 ? n : 1;
 }

@@ -48,4 +48,15 @@ int ge_trace(const char *topic);
  * a static-free caller buffer of size n. */
 const char *ge_ext(const char *path, char *buf, size_t n);
 
+/* CPUs this process may use: its affinity mask (sched_getaffinity), capped
+ * by the cgroup CPU quota (v2 cpu.max, v1 cpu.cfs_quota_us over
+ * cpu.cfs_period_us, rounded up; the tightest from its cgroup up to the
+ * root), at least 1.  The default thread count of the CPU backend. */
+int ge_cpu_count(void);
+
+/* The cgroup CPU quota in whole CPUs (rounded up) that /proc/self/cgroup
+ * and /sys/fs/cgroup under `root` give ("" for this process; a test's own
+ * tree otherwise), or 0 when there is none. */
+int ge_cpu_quota(const char *root);
+
 #endif

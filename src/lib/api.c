@@ -58,9 +58,13 @@ struct ge_ctx {
     ge_params p;
     ge_taps taps;
     int backend;            /* GE_BACKEND_GPU or GE_BACKEND_CPU */
+    int nthreads;           /* CPU threads: opt.threads, or ge_cpu_count() for 0 */
+    int order;              /* GE_ORDER_RGB or GE_ORDER_BGR (ge_ctx_set_order) */
     char err[API_ERR_LEN];
     uint8_t *h_edge;        /* CPU: packed edge rows for a strided output */
     size_t h_edge_cap;
+    uint8_t *h_swz;         /* BGR frames reordered to RGB (host paths) */
+    size_t h_swz_cap;
     /* GPU */
     struct CUstream_st *stream; /* cudaStream_t: host calls, and taps loads */
     void *d_in;
@@ -68,6 +72,8 @@ struct ge_ctx {
     uint8_t *d_edge;
     size_t d_edge_cap;
     unsigned long long *d_hist;
+    unsigned long long *d_hists; /* host calls: 256 counts a frame of the batch */
+    size_t d_hists_cap;
     void *d_canny;          /* Canny scratch (canny_scratch_bytes) */
     size_t d_canny_cap;
     struct CUevent_st *launched; /* cudaEvent_t: after this context's last fused launch */
@@ -280,13 +286,17 @@ static void ctx_gpu_close(ge_ctx *c)
         }
     pthread_mutex_unlock(&g_taps_lock);
     enter(c, &old);
-    /* the kernels this context queued on callers' streams read its
-     * taps only, not its buffers; its own stream's work reads both */
+    /* its own stream's work reads its buffers; so does a Canny frame
+     * queued on a caller's stream (the scratch), hence the wait on its
+     * last launch too (a binding may free a context it cached at any time) */
     if (c->stream)
         cudaStreamSynchronize(c->stream);
+    if (c->launched && c->has_launched)
+        cudaEventSynchronize(c->launched);
     if (c->d_in) cudaFree(c->d_in);
     if (c->d_edge) cudaFree(c->d_edge);
     if (c->d_hist) cudaFree(c->d_hist);
+    if (c->d_hists) cudaFree(c->d_hists);
     if (c->d_canny) cudaFree(c->d_canny);
     if (c->launched) cudaEventDestroy(c->launched);
     if (c->stream) cudaStreamDestroy(c->stream);
@@ -341,6 +351,7 @@ static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
     c->opt.backend = backend;
     c->opt.device = device;
     c->opt.threads = threads;
+    c->nthreads = threads > 0 ? threads : ge_cpu_count();
     c->p = *p;
     c->p.invert = p->invert != 0;
     c->p.use_threshold = p->use_threshold != 0;
@@ -393,6 +404,7 @@ GE_API void ge_ctx_free(ge_ctx **ctx)
     if (c->backend == GE_BACKEND_GPU)
         ctx_gpu_close(c);
     free(c->h_edge);
+    free(c->h_swz);
     free(c);
     *ctx = NULL;
 }
@@ -411,7 +423,7 @@ const ge_taps *api_taps(const ge_ctx *c) { return &c->taps; }
 int api_cpu_frame(ge_ctx *c, const ge_frame *f, size_t mem_limit, ge_planes *planes,
                   volatile const int *stop)
 {
-    return cpu_process_limited(f, &c->p, c->opt.threads, mem_limit, planes, stop);
+    return cpu_process_limited(f, &c->p, c->nthreads, mem_limit, planes, stop);
 }
 
 #if GE_CUDA
@@ -531,6 +543,22 @@ int api_gpu_frame(ge_ctx *c, const ge_frame *f, uint8_t *edge, int edge_pitch,
 /* ------------------------------------------------------------------------ */
 /* the public frame calls                                                    */
 
+GE_API int ge_ctx_set_order(ge_ctx *ctx, int order)
+{
+    if (!ctx)
+        return fail(NULL, GE_ERR_ARG, "ge_ctx_set_order: ctx is NULL");
+    if (order != GE_ORDER_RGB && order != GE_ORDER_BGR)
+        return fail(ctx, GE_ERR_ARG, "ge_ctx_set_order: order %d: expected GE_ORDER_RGB or "
+                    "GE_ORDER_BGR", order);
+    ctx->order = order;
+    return 0;
+}
+
+GE_API int ge_ctx_threads(const ge_ctx *ctx)
+{
+    return ctx ? ctx->nthreads : fail(NULL, GE_ERR_ARG, "ge_ctx_threads: ctx is NULL");
+}
+
 static int check_frame(ge_ctx *c, const char *fn, const void *pixels, int width, int height,
                        int channels, int bps, size_t stride, const void *edge,
                        size_t edge_stride)
@@ -555,6 +583,21 @@ static int check_frame(ge_ctx *c, const char *fn, const void *pixels, int width,
     return 0;
 }
 
+/* A batch's count and frame distances: the edge maps must not overlap
+ * (frames are written in parallel); inputs are only read, so any distance
+ * goes, 0 included (one frame N times). */
+static int check_batch(ge_ctx *c, const char *fn, int count, int height, int width,
+                       size_t edge_frame_bytes, size_t edge_stride)
+{
+    const size_t edge_span = edge_stride * (size_t)(height - 1) + (size_t)width;
+    if (count < 1)
+        return fail(c, GE_ERR_ARG, "%s: count %d: expected 1 or more frames", fn, count);
+    if (count > 1 && edge_frame_bytes < edge_span)
+        return fail(c, GE_ERR_ARG, "%s: edge maps %zu bytes apart: one map spans %zu", fn,
+                    edge_frame_bytes, edge_span);
+    return 0;
+}
+
 static ge_frame make_frame(const void *data, int width, int height, int channels, int bps,
                            size_t stride)
 {
@@ -569,6 +612,178 @@ static ge_frame make_frame(const void *data, int width, int height, int channels
     f.data = data;
     return f;
 }
+
+/* A host buffer that only grows. */
+typedef struct { uint8_t *p; size_t cap; } api_buf;
+
+static int buf_grow(api_buf *b, size_t n)
+{
+    uint8_t *p;
+    if (n <= b->cap)
+        return 0;
+    if (!(p = malloc(n)))
+        return -1;
+    free(b->p);
+    b->p = p;
+    b->cap = n;
+    return 0;
+}
+
+static int wants_reorder(const ge_ctx *c, int channels)
+{
+    return c->order == GE_ORDER_BGR && channels >= 3;
+}
+
+/* A BGR(A) frame as its RGB(A) twin, packed rows at dst (the engine and
+ * the kernels read RGB only; a copy costs one pass over the frame). */
+static void reorder_into(uint8_t *dst, const ge_frame *f)
+{
+    const int ch = f->channels, bps = f->bytes_per_sample;
+    const size_t row = (size_t)f->width * ch * bps;
+    for (int y = 0; y < f->height; y++) {
+        const uint8_t *s = (const uint8_t *)f->data + (size_t)y * f->stride;
+        uint8_t *d = dst + (size_t)y * row;
+        for (int x = 0; x < f->width; x++, s += ch * bps, d += ch * bps) {
+            memcpy(d, s + 2 * bps, (size_t)bps);
+            memcpy(d + bps, s + bps, (size_t)bps);
+            memcpy(d + 2 * bps, s, (size_t)bps);
+            if (ch == 4)
+                memcpy(d + 3 * bps, s + 3 * bps, (size_t)bps);
+        }
+    }
+}
+
+/* ---- the CPU backend ---- */
+
+/* One frame on the CPU with `threads` threads into edge/hist; `swz` and
+ * `packed` are the caller's scratch (the reordered frame, the packed edge
+ * rows of a strided output).  0, -1 out of memory, -2 the backend failed
+ * (memory or threads): the caller words the error, so that workers of a
+ * batch never write the context's error text at the same time. */
+static int cpu_frame_into(ge_ctx *c, const ge_frame *f, int threads, uint8_t *edge,
+                          size_t edge_stride, uint64_t *hist, api_buf *swz, api_buf *packed)
+{
+    const size_t w = (size_t)f->width, h = (size_t)f->height;
+    ge_frame rf = *f;
+    ge_planes pl;
+
+    if (wants_reorder(c, f->channels)) {
+        rf.stride = w * f->channels * f->bytes_per_sample;
+        if (buf_grow(swz, rf.stride * h) < 0)
+            return -1;
+        reorder_into(swz->p, f);
+        rf.data = swz->p;
+    }
+    memset(&pl, 0, sizeof pl);
+    pl.edge = edge;
+    if (edge_stride != w) {
+        /* the backend writes packed rows */
+        if (buf_grow(packed, w * h) < 0)
+            return -1;
+        pl.edge = packed->p;
+    }
+    if (cpu_process_limited(&rf, &c->p, threads, 0, &pl, NULL) < 0)
+        return -2;
+    if (pl.edge != edge)
+        for (size_t y = 0; y < h; y++)
+            memcpy(edge + y * edge_stride, pl.edge + y * w, w);
+    if (hist)
+        memcpy(hist, pl.hist, sizeof pl.hist);
+    return 0;
+}
+
+/* A CPU batch: min(threads, count) workers take frames in turn, each
+ * frame computed with threads / workers threads, so that many small frames
+ * run side by side and a few large ones still use every thread. */
+typedef struct {
+    ge_ctx *c;
+    ge_frame f0;              /* frame 0; frame i is f0.data + i * frame_bytes */
+    size_t frame_bytes;
+    uint8_t *edge;
+    size_t edge_frame_bytes, edge_stride;
+    uint64_t *hist;
+    int count, per_frame;
+    int next;                 /* the next frame to take (atomic) */
+    int rc, bad;              /* the first failure (under the atomic `failed`) */
+    int failed;
+} cpu_batch;
+
+static void *cpu_batch_worker(void *arg)
+{
+    cpu_batch *b = arg;
+    api_buf swz = {0}, packed = {0};
+    for (;;) {
+        const int i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        ge_frame f = b->f0;
+        int r;
+        if (i >= b->count || __atomic_load_n(&b->failed, __ATOMIC_RELAXED))
+            break;
+        f.data = (const uint8_t *)b->f0.data + (size_t)i * b->frame_bytes;
+        r = cpu_frame_into(b->c, &f, b->per_frame, b->edge + (size_t)i * b->edge_frame_bytes,
+                           b->edge_stride, b->hist ? b->hist + (size_t)i * GE_HIST_BINS : NULL,
+                           &swz, &packed);
+        if (r < 0) {
+            if (!__atomic_exchange_n(&b->failed, 1, __ATOMIC_ACQ_REL)) {
+                b->rc = r;
+                b->bad = i;
+            }
+            break;
+        }
+    }
+    free(swz.p);
+    free(packed.p);
+    return NULL;
+}
+
+static int process_cpu(ge_ctx *c, const ge_frame *f, int count, size_t frame_bytes,
+                       uint8_t *edge, size_t edge_frame_bytes, size_t edge_stride,
+                       uint64_t *hist)
+{
+    cpu_batch b;
+    pthread_t th[64];
+    int workers = c->nthreads < count ? c->nthreads : count, started = 0;
+
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    b.f0 = *f;
+    b.frame_bytes = frame_bytes;
+    b.edge = edge;
+    b.edge_frame_bytes = edge_frame_bytes;
+    b.edge_stride = edge_stride;
+    b.hist = hist;
+    b.count = count;
+    if (workers > (int)(sizeof th / sizeof th[0]))
+        workers = (int)(sizeof th / sizeof th[0]);
+    if (workers < 1)
+        workers = 1;
+    b.per_frame = c->nthreads / workers > 0 ? c->nthreads / workers : 1;
+    if (count == 1) {
+        /* one frame: the context's own scratch, kept between calls */
+        api_buf swz = {c->h_swz, c->h_swz_cap}, packed = {c->h_edge, c->h_edge_cap};
+        b.rc = cpu_frame_into(c, f, c->nthreads, edge, edge_stride, hist, &swz, &packed);
+        c->h_swz = swz.p;
+        c->h_swz_cap = swz.cap;
+        c->h_edge = packed.p;
+        c->h_edge_cap = packed.cap;
+        b.failed = b.rc < 0;
+    } else {
+        for (; started < workers - 1; started++)
+            if (pthread_create(&th[started], NULL, cpu_batch_worker, &b) != 0)
+                break; /* fewer workers: the same frames, later */
+        cpu_batch_worker(&b);
+        for (int i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+    }
+    if (!b.failed)
+        return 0;
+    if (b.rc == -1)
+        return fail(c, GE_ERR_NOMEM, "out of memory for frame %d (%dx%d)", b.bad, f->width,
+                    f->height);
+    return fail(c, GE_ERR_NOMEM, "out of memory or threads for frame %d (%dx%d)", b.bad,
+                f->width, f->height);
+}
+
+/* ---- the GPU backend, host memory ---- */
 
 #if GE_CUDA
 /* Grows a device buffer (exact size: frames of one size are the case). */
@@ -591,86 +806,108 @@ static int dev_grow(ge_ctx *c, void **p, size_t *cap, size_t n)
     return 0;
 }
 
-static int process_gpu_host(ge_ctx *c, const ge_frame *hf, uint8_t *edge, size_t edge_stride,
+/* count frames from host memory: every upload, launch and download queued
+ * on the context's stream, then one wait.  The device buffers hold the
+ * whole batch. */
+static int process_gpu_host(ge_ctx *c, const ge_frame *hf, int count, size_t frame_bytes,
+                            uint8_t *edge, size_t edge_frame_bytes, size_t edge_stride,
                             uint64_t *hist)
 {
     const size_t row = (size_t)hf->width * hf->channels * hf->bytes_per_sample;
-    const size_t w = (size_t)hf->width, h = (size_t)hf->height;
-    ge_frame df = *hf;
+    const size_t w = (size_t)hf->width, h = (size_t)hf->height, n = (size_t)count;
+    const size_t hb = GE_HIST_BINS * sizeof *c->d_hists;
+    const int reorder = wants_reorder(c, hf->channels);
     int r, old;
-    cudaError_t e;
+    cudaError_t e = cudaSuccess;
+    const char *what = "";
 
     if ((r = enter(c, &old)) < 0)
         return r;
-    if ((r = dev_grow(c, &c->d_in, &c->d_in_cap, row * h)) < 0 ||
-        (r = dev_grow(c, (void **)&c->d_edge, &c->d_edge_cap, w * h)) < 0)
+    if ((r = dev_grow(c, &c->d_in, &c->d_in_cap, row * h * n)) < 0 ||
+        (r = dev_grow(c, (void **)&c->d_edge, &c->d_edge_cap, w * h * n)) < 0 ||
+        (r = dev_grow(c, (void **)&c->d_hists, &c->d_hists_cap, hb * n)) < 0)
         goto end;
-    df.data = c->d_in;
-    df.stride = row;
-    if ((e = cudaMemcpy2DAsync(c->d_in, row, hf->data, hf->stride, row, h,
-                               cudaMemcpyHostToDevice, c->stream)) != cudaSuccess) {
-        r = fail_cuda(c, "uploading the frame", e);
-        goto end;
+    if (reorder) {
+        api_buf swz = {c->h_swz, c->h_swz_cap};
+        /* the previous call's uploads read this buffer: they are done (each
+         * call ends with a wait on the stream) */
+        if (buf_grow(&swz, row * h * n) < 0) {
+            r = fail(c, GE_ERR_NOMEM, "out of memory reordering %d BGR frames", count);
+            goto end;
+        }
+        c->h_swz = swz.p;
+        c->h_swz_cap = swz.cap;
+        for (size_t i = 0; i < n; i++) {
+            ge_frame f = *hf;
+            f.data = (const uint8_t *)hf->data + i * frame_bytes;
+            reorder_into(c->h_swz + i * row * h, &f);
+        }
     }
-    if ((e = api_gpu_frame(c, &df, c->d_edge, (int)w, c->d_hist, c->stream)) != cudaSuccess) {
-        r = fail_cuda(c, "the fused kernel", e);
-        goto end;
+    for (size_t i = 0; i < n && e == cudaSuccess; i++) {
+        const uint8_t *src = reorder ? c->h_swz + i * row * h
+                                     : (const uint8_t *)hf->data + i * frame_bytes;
+        ge_frame df = *hf;
+        df.data = (uint8_t *)c->d_in + i * row * h;
+        df.stride = row;
+        what = "uploading a frame";
+        if ((e = cudaMemcpy2DAsync((void *)df.data, row, src, reorder ? row : hf->stride, row, h,
+                                   cudaMemcpyHostToDevice, c->stream)) != cudaSuccess)
+            break;
+        what = "the fused kernel";
+        if ((e = api_gpu_frame(c, &df, c->d_edge + i * w * h, (int)w, c->d_hists + i * GE_HIST_BINS,
+                               c->stream)) != cudaSuccess)
+            break;
+        what = "downloading an edge map";
+        e = cudaMemcpy2DAsync(edge + i * edge_frame_bytes, edge_stride, c->d_edge + i * w * h, w,
+                              w, h, cudaMemcpyDeviceToHost, c->stream);
     }
-    if ((e = cudaMemcpy2DAsync(edge, edge_stride, c->d_edge, w, w, h, cudaMemcpyDeviceToHost,
-                               c->stream)) != cudaSuccess ||
-        (hist && (e = cudaMemcpyAsync(hist, c->d_hist, GE_HIST_BINS * sizeof *hist,
-                                      cudaMemcpyDeviceToHost, c->stream)) != cudaSuccess) ||
-        (e = cudaStreamSynchronize(c->stream)) != cudaSuccess) {
-        r = fail_cuda(c, "downloading the edge map", e);
-        goto end;
+    if (e == cudaSuccess && hist) {
+        what = "downloading the histograms";
+        e = cudaMemcpyAsync(hist, c->d_hists, hb * n, cudaMemcpyDeviceToHost, c->stream);
     }
-    r = 0;
+    if (e == cudaSuccess) {
+        what = "waiting for the frames";
+        e = cudaStreamSynchronize(c->stream);
+    } else {
+        cudaStreamSynchronize(c->stream); /* nothing queued may outlive the call */
+    }
+    r = e == cudaSuccess ? 0 : fail_cuda(c, what, e);
 end:
     leave(c, old);
     return r;
 }
 #else
-static int process_gpu_host(ge_ctx *c, const ge_frame *hf, uint8_t *edge, size_t edge_stride,
+static int process_gpu_host(ge_ctx *c, const ge_frame *hf, int count, size_t frame_bytes,
+                            uint8_t *edge, size_t edge_frame_bytes, size_t edge_stride,
                             uint64_t *hist)
 {
     (void)hf;
+    (void)count;
+    (void)frame_bytes;
     (void)edge;
+    (void)edge_frame_bytes;
     (void)edge_stride;
     (void)hist;
     return fail(c, GE_ERR_NOGPU, "%s", GPU_NONE_WHY);
 }
 #endif
 
-static int process_cpu(ge_ctx *c, const ge_frame *f, uint8_t *edge, size_t edge_stride,
-                       uint64_t *hist)
+GE_API int ge_process_batch(ge_ctx *ctx, int count, const void *pixels, size_t frame_bytes,
+                            int width, int height, int channels, int bytes_per_sample,
+                            size_t stride, uint8_t *edge, size_t edge_frame_bytes,
+                            size_t edge_stride, uint64_t *hist)
 {
-    const size_t w = (size_t)f->width, h = (size_t)f->height;
-    ge_planes pl;
-    int r;
-
-    memset(&pl, 0, sizeof pl);
-    pl.edge = edge;
-    if (edge_stride != w) {
-        /* the backend writes packed rows */
-        if (w * h > c->h_edge_cap) {
-            uint8_t *p = malloc(w * h);
-            if (!p)
-                return fail(c, GE_ERR_NOMEM, "out of memory for a %zux%zu edge map", w, h);
-            free(c->h_edge);
-            c->h_edge = p;
-            c->h_edge_cap = w * h;
-        }
-        pl.edge = c->h_edge;
-    }
-    r = api_cpu_frame(c, f, 0, &pl, NULL);
-    if (r < 0)
-        return fail(c, GE_ERR_NOMEM, "out of memory or threads for a %zux%zu frame", w, h);
-    if (pl.edge != edge)
-        for (size_t y = 0; y < h; y++)
-            memcpy(edge + y * edge_stride, pl.edge + y * w, w);
-    if (hist)
-        memcpy(hist, pl.hist, sizeof pl.hist);
-    return 0;
+    ge_frame f;
+    int r = check_frame(ctx, "ge_process_batch", pixels, width, height, channels,
+                        bytes_per_sample, stride, edge, edge_stride);
+    if (r < 0 || (r = check_batch(ctx, "ge_process_batch", count, height, width,
+                                  edge_frame_bytes, edge_stride)) < 0)
+        return r;
+    f = make_frame(pixels, width, height, channels, bytes_per_sample, stride);
+    if (ctx->backend == GE_BACKEND_GPU)
+        return process_gpu_host(ctx, &f, count, frame_bytes, edge, edge_frame_bytes,
+                                edge_stride, hist);
+    return process_cpu(ctx, &f, count, frame_bytes, edge, edge_frame_bytes, edge_stride, hist);
 }
 
 GE_API int ge_process(ge_ctx *ctx, const void *pixels, int width, int height, int channels,
@@ -684,75 +921,118 @@ GE_API int ge_process(ge_ctx *ctx, const void *pixels, int width, int height, in
         return r;
     f = make_frame(pixels, width, height, channels, bytes_per_sample, stride);
     if (ctx->backend == GE_BACKEND_GPU)
-        return process_gpu_host(ctx, &f, edge, edge_stride, hist);
-    return process_cpu(ctx, &f, edge, edge_stride, hist);
+        return process_gpu_host(ctx, &f, 1, 0, edge, 0, edge_stride, hist);
+    return process_cpu(ctx, &f, 1, 0, edge, 0, edge_stride, hist);
+}
+
+/* ---- the GPU backend, device memory ---- */
+
+/* ge_process_device's and ge_process_batch_device's checks, apart from the
+ * pointers (device_frames checks those on the device). */
+static int check_device_call(ge_ctx *ctx, const char *fn, int channels, size_t edge_stride)
+{
+    if (ctx->backend != GE_BACKEND_GPU)
+        return fail(ctx, GE_ERR_UNSUPPORTED, "%s: a CPU context takes host frames only "
+                    "(ge_process)%s%s", fn, GE_CUDA ? "" : "; ", GE_CUDA ? "" : GPU_NONE_WHY);
+    if (wants_reorder(ctx, channels))
+        return fail(ctx, GE_ERR_UNSUPPORTED, "%s: BGR frames on the device: reorder them to RGB "
+                    "first (the context reorders host frames only)", fn);
+    if (edge_stride > (size_t)INT32_MAX)
+        return fail(ctx, GE_ERR_ARG, "%s: edge stride %zu too large", fn, edge_stride);
+    return 0;
 }
 
 #if GE_CUDA
 /* A pointer the kernel can read on c's device (device or managed memory;
  * a host pointer here is the usual mistake). */
-static int check_device_ptr(ge_ctx *c, const void *p, const char *what)
+static int check_device_ptr(ge_ctx *c, const char *fn, const void *p, const char *what)
 {
     struct cudaPointerAttributes a;
     cudaError_t e = cudaPointerGetAttributes(&a, p);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return fail(c, GE_ERR_ARG, "ge_process_device: %s: not a CUDA pointer (%s)", what,
+        return fail(c, GE_ERR_ARG, "%s: %s: not a CUDA pointer (%s)", fn, what,
                     cudaGetErrorString(e));
     }
     if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
-        return fail(c, GE_ERR_ARG, "ge_process_device: %s is host memory, not device memory",
-                    what);
+        return fail(c, GE_ERR_ARG, "%s: %s is host memory, not device memory", fn, what);
     if (a.type == cudaMemoryTypeDevice && a.device != c->opt.device)
-        return fail(c, GE_ERR_ARG, "ge_process_device: %s is on device %d, the context on %d",
-                    what, a.device, c->opt.device);
+        return fail(c, GE_ERR_ARG, "%s: %s is on device %d, the context on %d", fn, what,
+                    a.device, c->opt.device);
     return 0;
 }
 
-GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width, int height,
-                             int channels, int bytes_per_sample, size_t stride, uint8_t *d_edge,
-                             size_t edge_stride, uint64_t *d_hist, ge_stream stream)
+/* count device frames, each launch queued on `stream` after the previous
+ * one: no host synchronisation between frames, nothing allocated (Canny's
+ * first frame of a size excepted, gpu_canny_frame). */
+static int device_frames(ge_ctx *ctx, const char *fn, int count, const void *d_pixels,
+                         size_t frame_bytes, const ge_frame *f0, uint8_t *d_edge,
+                         size_t edge_frame_bytes, size_t edge_stride, uint64_t *d_hist,
+                         ge_stream stream)
 {
-    ge_frame f;
     int r, old;
-    cudaError_t e;
+    cudaError_t e = cudaSuccess;
 
-    r = check_frame(ctx, "ge_process_device", d_pixels, width, height, channels,
-                    bytes_per_sample, stride, d_edge, edge_stride);
-    if (r < 0)
-        return r;
-    if (ctx->backend != GE_BACKEND_GPU)
-        return fail(ctx, GE_ERR_UNSUPPORTED, "ge_process_device: a CPU context takes host "
-                    "frames only (ge_process)");
-    if (edge_stride > (size_t)INT32_MAX)
-        return fail(ctx, GE_ERR_ARG, "ge_process_device: edge stride %zu too large",
-                    edge_stride);
     if ((r = enter(ctx, &old)) < 0)
         return r;
-    if ((r = check_device_ptr(ctx, d_pixels, "d_pixels")) < 0 ||
-        (r = check_device_ptr(ctx, d_edge, "d_edge")) < 0 ||
-        (d_hist && (r = check_device_ptr(ctx, d_hist, "d_hist")) < 0))
+    if ((r = check_device_ptr(ctx, fn, d_pixels, "d_pixels")) < 0 ||
+        (r = check_device_ptr(ctx, fn, d_edge, "d_edge")) < 0 ||
+        (d_hist && (r = check_device_ptr(ctx, fn, d_hist, "d_hist")) < 0))
         goto end;
-    f = make_frame(d_pixels, width, height, channels, bytes_per_sample, stride);
-    e = api_gpu_frame(ctx, &f, d_edge, (int)edge_stride, (unsigned long long *)d_hist,
-                      (cudaStream_t)stream);
-    r = e == cudaSuccess ? 0 : fail_cuda(ctx, "ge_process_device: the fused kernel", e);
+    for (int i = 0; i < count && e == cudaSuccess; i++) {
+        ge_frame f = *f0;
+        f.data = (const uint8_t *)d_pixels + (size_t)i * frame_bytes;
+        e = api_gpu_frame(ctx, &f, d_edge + (size_t)i * edge_frame_bytes, (int)edge_stride,
+                          d_hist ? (unsigned long long *)d_hist + (size_t)i * GE_HIST_BINS
+                                 : NULL,
+                          (cudaStream_t)stream);
+    }
+    r = e == cudaSuccess ? 0 : fail_cuda(ctx, fn, e);
 end:
     leave(ctx, old);
     return r;
 }
 #else
+static int device_frames(ge_ctx *ctx, const char *fn, int count, const void *d_pixels,
+                         size_t frame_bytes, const ge_frame *f0, uint8_t *d_edge,
+                         size_t edge_frame_bytes, size_t edge_stride, uint64_t *d_hist,
+                         ge_stream stream)
+{
+    (void)count, (void)d_pixels, (void)frame_bytes, (void)f0, (void)d_edge;
+    (void)edge_frame_bytes, (void)edge_stride, (void)d_hist, (void)stream;
+    return fail(ctx, GE_ERR_UNSUPPORTED, "%s: %s", fn, GPU_NONE_WHY);
+}
+#endif
+
+GE_API int ge_process_batch_device(ge_ctx *ctx, int count, const void *d_pixels,
+                                   size_t frame_bytes, int width, int height, int channels,
+                                   int bytes_per_sample, size_t stride, uint8_t *d_edge,
+                                   size_t edge_frame_bytes, size_t edge_stride,
+                                   uint64_t *d_hist, ge_stream stream)
+{
+    static const char fn[] = "ge_process_batch_device";
+    ge_frame f;
+    int r = check_frame(ctx, fn, d_pixels, width, height, channels, bytes_per_sample, stride,
+                        d_edge, edge_stride);
+    if (r < 0 ||
+        (r = check_batch(ctx, fn, count, height, width, edge_frame_bytes, edge_stride)) < 0 ||
+        (r = check_device_call(ctx, fn, channels, edge_stride)) < 0)
+        return r;
+    f = make_frame(d_pixels, width, height, channels, bytes_per_sample, stride);
+    return device_frames(ctx, fn, count, d_pixels, frame_bytes, &f, d_edge, edge_frame_bytes,
+                         edge_stride, d_hist, stream);
+}
+
 GE_API int ge_process_device(ge_ctx *ctx, const void *d_pixels, int width, int height,
                              int channels, int bytes_per_sample, size_t stride, uint8_t *d_edge,
                              size_t edge_stride, uint64_t *d_hist, ge_stream stream)
 {
-    int r = check_frame(ctx, "ge_process_device", d_pixels, width, height, channels,
-                        bytes_per_sample, stride, d_edge, edge_stride);
-    (void)d_hist;
-    (void)stream;
-    if (r < 0)
+    static const char fn[] = "ge_process_device";
+    ge_frame f;
+    int r = check_frame(ctx, fn, d_pixels, width, height, channels, bytes_per_sample, stride,
+                        d_edge, edge_stride);
+    if (r < 0 || (r = check_device_call(ctx, fn, channels, edge_stride)) < 0)
         return r;
-    return fail(ctx, GE_ERR_UNSUPPORTED, "ge_process_device: a CPU context takes host frames "
-                "only (ge_process); %s", GPU_NONE_WHY);
+    f = make_frame(d_pixels, width, height, channels, bytes_per_sample, stride);
+    return device_frames(ctx, fn, 1, d_pixels, 0, &f, d_edge, 0, edge_stride, d_hist, stream);
 }
-#endif

@@ -123,15 +123,20 @@ fi
 if pil_python numpy; then
     # its own library, whatever GPUEDGE_LIB the test run has
     out=$(cd "$T" && env -u GPUEDGE_LIB PYTHONPATH="$P/lib/python3/dist-packages" "$PY" -c "
+import os
 import numpy as np, gpuedge
 from PIL import Image
 a = np.asarray(Image.open('$T/in.ppm'))
 e, h = gpuedge.edges(a)
 want = np.asarray(Image.open('$T/cli.pgm'))
-print(gpuedge.library_path, int(np.array_equal(e, want)), int(h.sum()) == e.size)
+eb, _ = gpuedge.edges(np.stack([a[..., ::-1], a[..., ::-1]]), channels='bgr')
+typed = os.path.exists(os.path.join(os.path.dirname(gpuedge.__file__), 'py.typed'))
+print(gpuedge.library_path, int(np.array_equal(e, want) and np.array_equal(eb[1], want)),
+      int(h.sum()) == e.size, gpuedge.__version__, typed)
 " 2>&1)
     case $out in
-    "$P/lib/libgpuedge.so.0 1 True") ok "installed Python module: its library, the CLI's pixels" ;;
+    "$P/lib/libgpuedge.so.0 1 True $(sed -n 's/^Version: //p' "$P/lib/pkgconfig/gpuedge.pc") True")
+        ok "installed Python module: its library, __version__, py.typed; the CLI's pixels (a BGR batch too)" ;;
     *) not_ok "installed Python module: $out" ;;
     esac
 else

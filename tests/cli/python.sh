@@ -1,6 +1,8 @@
 #!/bin/sh
 # The Python module (python/gpuedge) from the build tree: its pytest suite
-# (python/tests) on the CPU backend, each pytest result one counted line.
+# (python/tests: the host path against the CLI, batches, layouts, channel
+# orders, outputs, threads, the docstrings' examples) on the CPU backend,
+# each pytest result one counted line.
 # GPUEDGE_TEST_BACKEND=gpu runs the host-path tests on the GPU; the device
 # path's tests (CuPy, PyTorch) skip themselves without those modules or a GPU.
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +16,9 @@ if ! pil_python "numpy, pytest"; then
     skip "python: no python3 with numpy and pytest (python3-numpy, python3-pytest)"
     finish
 fi
+# make check passes its own; else the CUDA build's, or the CPU-only one's
 LIBSO=${GPUEDGE_LIB:-$ROOT/build/rel/lib/libgpuedge.so.0}
+[ -n "${GPUEDGE_LIB:-}" ] || [ -f "$LIBSO" ] || LIBSO=$ROOT/build/nocuda/lib/libgpuedge.so.0
 case $LIBSO in /*) ;; *) LIBSO=$ROOT/$LIBSO ;; esac
 if [ ! -f "$LIBSO" ]; then
     not_ok "python: $LIBSO not built (make lib)"

@@ -13,13 +13,16 @@
 #endif
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "edge.h"
 #include "reference.h"
+#include "util.h"
 
 static uint32_t rng = 12345;
 static uint32_t next_rand(void)
@@ -91,78 +94,131 @@ static int reference(const ge_options *o, const void *px, int w, int h, int ch, 
     return 0;
 }
 
-/* One frame through ctx (host or device path) against the reference;
- * "" or what differed. */
-static const char *compare(ge_ctx *ctx, const ge_options *o, int w, int h, int ch, int bps,
-                           size_t pad, int device_path)
+/* The BGR(A) twin of an RGB(A) frame (same stride). */
+static void *to_bgr(const void *px, int w, int h, int ch, int bps, size_t stride)
+{
+    uint8_t *q = malloc(stride * h + 1);
+    const uint8_t *p = px;
+    if (!q)
+        return NULL;
+    memcpy(q, p, stride * h);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            uint8_t *d = q + y * stride + (size_t)x * ch * bps;
+            const uint8_t *s = p + y * stride + (size_t)x * ch * bps;
+            memcpy(d, s + 2 * bps, bps);
+            memcpy(d + 2 * bps, s, bps);
+        }
+    return q;
+}
+
+/* count frames of w x h (rows `pad` bytes apart more than needed; frames
+ * and maps apart, with gaps) through ctx, each against the reference of its
+ * own pixels (of its RGB twin when bgr): with batch, one ge_process_batch
+ * (_device) call; without, one ge_process(_device) call (count 1).  The
+ * device calls with device_path.  "" or what differed. */
+static const char *frames_vs_ref(ge_ctx *ctx, const ge_options *o, int count, int w, int h,
+                                 int ch, int bps, size_t pad, int bgr, int batch,
+                                 int device_path)
 {
     static char why[256];
-    size_t stride, es = (size_t)w + 3;
-    void *px = make_pixels(w, h, ch, bps, pad, &stride);
-    uint8_t *got = malloc(es * h), *want = malloc((size_t)w * h);
-    uint64_t hg[256], hw[256];
+    size_t stride = 0, es = (size_t)w + 5, fb, efb = es * h + 7;
+    uint8_t *rgb[8] = {0}, *all = NULL, *got = NULL, *want = malloc((size_t)w * h);
+    uint64_t *hg = calloc((size_t)count * 256, sizeof *hg), hw[256];
     int r;
 
     why[0] = 0;
-    if (!px || !got || !want) {
-        snprintf(why, sizeof why, "out of memory");
+    if (count < 1 || count > 8)
+        count = 0; /* reported below (rgb holds 8) */
+    for (int i = 0; i < count; i++)
+        rgb[i] = make_pixels(w, h, ch, bps, pad, &stride);
+    fb = stride * h + 11;
+    all = malloc(fb * count);
+    got = malloc(efb * count);
+    if (!count || !all || !got || !want || !hg) {
+        snprintf(why, sizeof why, count ? "out of memory" : "test: 1 to 8 frames");
         goto end;
     }
-    memset(got, 0xA5, es * h);
+    for (int i = 0; i < count; i++) {
+        void *b = bgr ? to_bgr(rgb[i], w, h, ch, bps, stride) : NULL;
+        memcpy(all + i * fb, b ? b : rgb[i], stride * h);
+        free(b);
+    }
+    memset(got, 0xA5, efb * count);
     if (device_path) {
 #if GE_CUDA
         void *d_px = NULL, *d_edge = NULL, *d_hist = NULL;
         cudaStream_t s = NULL;
-        if (cudaStreamCreate(&s) || cudaMalloc(&d_px, stride * h) ||
-            cudaMalloc(&d_edge, es * h) || cudaMalloc(&d_hist, sizeof hg) ||
-            cudaMemcpy(d_px, px, stride * h, cudaMemcpyHostToDevice) ||
-            cudaMemcpy(d_edge, got, es * h, cudaMemcpyHostToDevice)) {
+        if (cudaStreamCreate(&s) || cudaMalloc(&d_px, fb * count) ||
+            cudaMalloc(&d_edge, efb * count) || cudaMalloc(&d_hist, 256 * 8 * count) ||
+            cudaMemcpy(d_px, all, fb * count, cudaMemcpyHostToDevice) ||
+            cudaMemcpy(d_edge, got, efb * count, cudaMemcpyHostToDevice))
             snprintf(why, sizeof why, "CUDA setup failed");
-        } else if ((r = ge_process_device(ctx, d_px, w, h, ch, bps, stride, d_edge, es, d_hist,
-                                          s)) < 0) {
-            snprintf(why, sizeof why, "ge_process_device %d: %s", r, ge_last_error(ctx));
-        } else if (cudaStreamSynchronize(s) ||
-                   cudaMemcpy(got, d_edge, es * h, cudaMemcpyDeviceToHost) ||
-                   cudaMemcpy(hg, d_hist, sizeof hg, cudaMemcpyDeviceToHost)) {
+        else if ((r = batch ? ge_process_batch_device(ctx, count, d_px, fb, w, h, ch, bps,
+                                                      stride, d_edge, efb, es, d_hist, s)
+                            : ge_process_device(ctx, d_px, w, h, ch, bps, stride, d_edge, es,
+                                                d_hist, s)) < 0)
+            snprintf(why, sizeof why, "%s %d: %s", batch ? "ge_process_batch_device" :
+                     "ge_process_device", r, ge_last_error(ctx));
+        else if (cudaStreamSynchronize(s) ||
+                 cudaMemcpy(got, d_edge, efb * count, cudaMemcpyDeviceToHost) ||
+                 cudaMemcpy(hg, d_hist, 256 * 8 * count, cudaMemcpyDeviceToHost))
             snprintf(why, sizeof why, "CUDA copy back failed");
-        }
         cudaFree(d_px);
         cudaFree(d_edge);
         cudaFree(d_hist);
         if (s)
             cudaStreamDestroy(s);
-        if (why[0])
-            goto end;
 #else
         snprintf(why, sizeof why, "built without CUDA");
-        goto end;
 #endif
-    } else if ((r = ge_process(ctx, px, w, h, ch, bps, stride, got, es, hg)) < 0) {
-        snprintf(why, sizeof why, "ge_process %d: %s", r, ge_last_error(ctx));
+        if (why[0])
+            goto end;
+    } else if ((r = batch ? ge_process_batch(ctx, count, all, fb, w, h, ch, bps, stride, got,
+                                             efb, es, hg)
+                          : ge_process(ctx, all, w, h, ch, bps, stride, got, es, hg)) < 0) {
+        snprintf(why, sizeof why, "%s %d: %s", batch ? "ge_process_batch" : "ge_process", r,
+                 ge_last_error(ctx));
         goto end;
     }
-    if (reference(o, px, w, h, ch, bps, stride, want, hw) < 0) {
-        snprintf(why, sizeof why, "reference out of memory");
-        goto end;
+    for (int i = 0; i < count && !why[0]; i++) {
+        const uint8_t *g = got + i * efb;
+        if (reference(o, rgb[i], w, h, ch, bps, stride, want, hw) < 0) {
+            snprintf(why, sizeof why, "reference out of memory");
+            break;
+        }
+        for (int y = 0; y < h && !why[0]; y++)
+            for (size_t x = 0; x < es && !why[0]; x++)
+                if (x < (size_t)w ? g[y * es + x] != want[y * w + x] : g[y * es + x] != 0xA5)
+                    snprintf(why, sizeof why, "frame %d (%zu,%d): %d, want %d", i, x, y,
+                             g[y * es + x], x < (size_t)w ? want[y * w + x] : 0xA5);
+        if (!why[0] && g[es * (h - 1) + w] != 0xA5)
+            snprintf(why, sizeof why, "frame %d: the gap after its map written", i);
+        if (!why[0] && memcmp(hg + 256 * i, hw, sizeof hw))
+            snprintf(why, sizeof why, "frame %d: histogram differs", i);
     }
-    for (int y = 0; y < h && !why[0]; y++) {
-        for (int x = 0; x < w; x++)
-            if (got[y * es + x] != want[y * w + x]) {
-                snprintf(why, sizeof why, "edge (%d,%d) %d, reference %d", x, y,
-                         got[y * es + x], want[y * w + x]);
-                break;
-            }
-        for (size_t x = w; x < es && !why[0]; x++)
-            if (got[y * es + x] != 0xA5)
-                snprintf(why, sizeof why, "row %d: padding byte %zu written", y, x);
-    }
-    if (!why[0] && memcmp(hg, hw, sizeof hg))
-        snprintf(why, sizeof why, "histogram differs");
 end:
-    free(px);
+    for (int i = 0; i < count; i++)
+        free(rgb[i]);
+    free(all);
     free(got);
     free(want);
+    free(hg);
     return why;
+}
+
+/* One frame through ge_process or ge_process_device; "" or what differed. */
+static const char *compare(ge_ctx *ctx, const ge_options *o, int w, int h, int ch, int bps,
+                           size_t pad, int device_path)
+{
+    return frames_vs_ref(ctx, o, 1, w, h, ch, bps, pad, 0, 0, device_path);
+}
+
+/* count frames through one batch call; "" or what differed. */
+static const char *compare_batch(ge_ctx *ctx, const ge_options *o, int count, int w, int h,
+                                 int ch, int bps, int bgr, int device_path)
+{
+    return frames_vs_ref(ctx, o, count, w, h, ch, bps, 3, bgr, 1, device_path);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -244,6 +300,15 @@ static void test_bad_args(void)
              ge_process(ctx, px, 4, 4, 1, 1, 4, edge, 3, hist));
     BAD_CALL("ge_process_device on a CPU context", GE_ERR_UNSUPPORTED,
              ge_process_device(ctx, px, 4, 4, 1, 1, 4, edge, 4, NULL, NULL));
+    BAD_CALL("ge_process_batch: count 0", GE_ERR_ARG,
+             ge_process_batch(ctx, 0, px, 16, 4, 4, 1, 1, 4, edge, 16, 4, hist));
+    BAD_CALL("ge_process_batch: overlapping edge maps", GE_ERR_ARG,
+             ge_process_batch(ctx, 2, px, 16, 4, 4, 1, 1, 4, edge, 15, 4, NULL));
+    BAD_CALL("ge_process_batch: pixels NULL", GE_ERR_ARG,
+             ge_process_batch(ctx, 2, NULL, 16, 4, 4, 1, 1, 4, edge, 16, 4, NULL));
+    BAD_CALL("ge_process_batch_device on a CPU context", GE_ERR_UNSUPPORTED,
+             ge_process_batch_device(ctx, 2, px, 16, 4, 4, 1, 1, 4, edge, 16, 4, NULL, NULL));
+    BAD_CALL("ge_ctx_set_order 2", GE_ERR_ARG, ge_ctx_set_order(ctx, 2));
     r = ge_process(NULL, px, 4, 4, 1, 1, 4, edge, 4, hist);
     CHECK(r == GE_ERR_ARG && strstr(ge_last_error(NULL), "ctx"),
           "ge_process: ctx NULL -> GE_ERR_ARG, thread's text", "rc %d '%s'", r,
@@ -450,6 +515,194 @@ end:
 }
 
 /* ------------------------------------------------------------------------ */
+/* batches, channel order, threads                                          */
+
+static void test_batch(int backend, const char *tag)
+{
+    static const struct { int count, w, h, threads; } cases[] = {
+        {1, 37, 23, 0}, {5, 37, 23, 3}, {8, 6, 5, 2}, {3, 130, 40, 1}, {2, 64, 48, 7},
+    };
+    char name[200];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int bps = 1; bps <= 2; bps++) {
+            ge_options o;
+            ge_ctx *ctx = NULL;
+            const char *why = "";
+            int r;
+            ge_options_init(&o);
+            o.backend = backend;
+            o.threads = cases[k].threads;
+            o.sigma = 1.5;
+            o.border = GE_BORDER_REFLECT101;
+            if ((r = ge_ctx_new(&ctx, &o)) < 0)
+                why = ge_last_error(NULL);
+            for (int ch = 1; ch <= 4 && !why[0]; ch++)
+                why = compare_batch(ctx, &o, cases[k].count, cases[k].w, cases[k].h, ch, bps, 0,
+                                    0);
+            snprintf(name, sizeof name, "%s: ge_process_batch %d x %dx%d %d-bit, 1..4 channels, "
+                     "threads %d, gaps between frames and maps == reference", tag,
+                     cases[k].count, cases[k].w, cases[k].h, 8 * bps, cases[k].threads);
+            CHECK(!why[0], name, "%s", why);
+            ge_ctx_free(&ctx);
+        }
+    {
+        /* Canny and a threshold through the batch too */
+        ge_options o;
+        ge_ctx *ctx = NULL;
+        const char *why = "";
+        ge_options_init(&o);
+        o.backend = backend;
+        o.canny = GE_CANNY_AUTO;
+        if (ge_ctx_new(&ctx, &o) == 0)
+            why = compare_batch(ctx, &o, 4, 71, 33, 3, 1, 0, 0);
+        else
+            why = ge_last_error(NULL);
+        ge_ctx_free(&ctx);
+        ge_options_init(&o);
+        o.backend = backend;
+        o.use_threshold = 1;
+        o.threshold = 30;
+        o.invert = 1;
+        if (!why[0] && ge_ctx_new(&ctx, &o) == 0)
+            why = compare_batch(ctx, &o, 3, 50, 20, 4, 2, 0, 0);
+        snprintf(name, sizeof name, "%s: ge_process_batch with canny auto, threshold + invert "
+                 "== reference", tag);
+        CHECK(!why[0], name, "%s", why);
+        ge_ctx_free(&ctx);
+    }
+}
+
+static void test_order(int backend, const char *tag)
+{
+    char name[160];
+    for (int bps = 1; bps <= 2; bps++)
+        for (int ch = 1; ch <= 4; ch++) {
+            ge_options o;
+            ge_ctx *ctx = NULL;
+            const char *why = "";
+            int r;
+            ge_options_init(&o);
+            o.backend = backend;
+            o.sigma = 2;
+            if ((r = ge_ctx_new(&ctx, &o)) < 0 || (r = ge_ctx_set_order(ctx, GE_ORDER_BGR)) < 0)
+                why = ctx ? ge_last_error(ctx) : ge_last_error(NULL);
+            /* 1 and 2 channels: nothing to reorder */
+            if (!why[0])
+                why = compare_batch(ctx, &o, 1, 45, 31, ch, bps, ch >= 3, 0);
+            if (!why[0])
+                why = compare_batch(ctx, &o, 3, 20, 9, ch, bps, ch >= 3, 0);
+            snprintf(name, sizeof name, "%s: GE_ORDER_BGR, %d-bit %d channel%s, one frame and a "
+                     "batch == the RGB twin's reference", tag, 8 * bps, ch, ch > 1 ? "s" : "");
+            CHECK(!why[0], name, "%s", why);
+            ge_ctx_free(&ctx);
+        }
+}
+
+static int write_file(const char *dir, const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(cmd) != 0 || !(f = fopen(path, "w")))
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* ge_cpu_quota on made-up /proc and /sys trees, ge_cpu_count under a
+ * one-CPU affinity mask, and the contexts' thread counts. */
+static void test_cpu_count(void)
+{
+    static const struct {
+        const char *label, *cgroup, *files[4][2];
+        int want;
+    } trees[] = {
+        {"v2: no limit", "0::/a\n", {{"sys/fs/cgroup/a/cpu.max", "max 100000\n"}}, 0},
+        {"v2: 2.5 CPUs", "0::/a\n", {{"sys/fs/cgroup/a/cpu.max", "250000 100000\n"}}, 3},
+        {"v2: the parent's limit binds", "0::/a/b\n",
+         {{"sys/fs/cgroup/a/b/cpu.max", "max 100000\n"},
+          {"sys/fs/cgroup/a/cpu.max", "200000 100000\n"}}, 2},
+        {"v2: the tighter of child and parent", "0::/a/b\n",
+         {{"sys/fs/cgroup/a/b/cpu.max", "50000 100000\n"},
+          {"sys/fs/cgroup/a/cpu.max", "400000 100000\n"}}, 1},
+        {"v2 hybrid (unified)", "1:cpu:/\n0::/s\n",
+         {{"sys/fs/cgroup/unified/s/cpu.max", "600000 100000\n"}}, 6},
+        {"v1: quota/period", "4:cpu,cpuacct:/x\n",
+         {{"sys/fs/cgroup/cpu,cpuacct/x/cpu.cfs_quota_us", "350000\n"},
+          {"sys/fs/cgroup/cpu,cpuacct/x/cpu.cfs_period_us", "100000\n"}}, 4},
+        {"v1: quota -1", "3:cpu:/\n",
+         {{"sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
+          {"sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"}}, 0},
+        {"v1: the container's own mount (path not under it)", "2:cpu:/docker/abc\n",
+         {{"sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000\n"},
+          {"sys/fs/cgroup/cpu/cpu.cfs_period_us", "50000\n"}}, 2},
+        {"no cgroup files", "0::/\n", {{NULL, NULL}}, 0},
+    };
+    char tmpl[] = "/tmp/ge_cgXXXXXX", name[200];
+    char *dir = mkdtemp(tmpl);
+
+    for (size_t i = 0; dir && i < sizeof trees / sizeof trees[0]; i++) {
+        char sub[600], cmd[700];
+        int q, bad = 0;
+        snprintf(sub, sizeof sub, "%s/%zu", dir, i);
+        bad |= write_file(sub, "proc/self/cgroup", trees[i].cgroup);
+        for (int k = 0; k < 4 && trees[i].files[k][0]; k++)
+            bad |= write_file(sub, trees[i].files[k][0], trees[i].files[k][1]);
+        q = ge_cpu_quota(sub);
+        snprintf(name, sizeof name, "ge_cpu_quota: %s -> %d", trees[i].label, trees[i].want);
+        CHECK(!bad && q == trees[i].want, name, "got %d%s", q, bad ? " (setup failed)" : "");
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", sub);
+        if (system(cmd) != 0)
+            bad = 1;
+    }
+    if (dir)
+        rmdir(dir);
+    {
+        cpu_set_t old, one;
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        int n = ge_cpu_count(), q = ge_cpu_quota(""), a = -1, m;
+        if (sched_getaffinity(0, sizeof old, &old) == 0)
+            a = CPU_COUNT(&old);
+        CHECK(n >= 1 && n <= online && (a < 0 || n <= a) && (q == 0 || n <= q),
+              "ge_cpu_count within the affinity mask and the cgroup quota",
+              "%d (online %ld, affinity %d, quota %d)", n, online, a, q);
+        CPU_ZERO(&one);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (a > 0 && CPU_ISSET(c, &old)) {
+                CPU_SET(c, &one);
+                break;
+            }
+        if (a > 0 && sched_setaffinity(0, sizeof one, &one) == 0) {
+            ge_options o;
+            ge_ctx *ctx = NULL;
+            m = ge_cpu_count();
+            ge_options_init(&o);
+            o.backend = GE_BACKEND_CPU;
+            ge_ctx_new(&ctx, &o);
+            CHECK(m == 1 && ge_ctx_threads(ctx) == 1, "one-CPU affinity mask: ge_cpu_count 1, "
+                  "a threads-0 context computes with 1 thread", "%d, %d", m, ge_ctx_threads(ctx));
+            ge_ctx_free(&ctx);
+            sched_setaffinity(0, sizeof old, &old);
+        } else {
+            SKIP("one-CPU affinity mask", "sched_setaffinity failed");
+        }
+    }
+    {
+        ge_options o;
+        ge_ctx *ctx = NULL;
+        ge_options_init(&o);
+        o.backend = GE_BACKEND_CPU;
+        o.threads = 3;
+        ge_ctx_new(&ctx, &o);
+        CHECK(ge_ctx_threads(ctx) == 3 && ge_ctx_threads(NULL) == GE_ERR_ARG,
+              "ge_ctx_threads: the threads asked for; NULL -> GE_ERR_ARG", "%d",
+              ge_ctx_threads(ctx));
+        ge_ctx_free(&ctx);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 
 static void test_gpu(void)
 {
@@ -528,6 +781,48 @@ static void test_gpu(void)
             ge_ctx_free(&ctx);
         }
     test_threads(GE_BACKEND_GPU, "api gpu");
+    test_batch(GE_BACKEND_GPU, "api gpu host path");
+    test_order(GE_BACKEND_GPU, "api gpu host path");
+    for (int bps = 1; bps <= 2; bps++) {
+        const char *why = "";
+        char name[128];
+        ge_options_init(&o);
+        o.backend = GE_BACKEND_GPU;
+        o.sigma = 2.5;
+        if (ge_ctx_new(&ctx, &o) < 0)
+            why = ge_last_error(NULL);
+        for (int ch = 1; ch <= 4 && !why[0]; ch++)
+            why = compare_batch(ctx, &o, 6, 131, 67, ch, bps, 0, 1);
+        snprintf(name, sizeof name, "api gpu device path: ge_process_batch_device 6 frames "
+                 "%d-bit 1..4 channels == reference", 8 * bps);
+        CHECK(!why[0], name, "%s", why);
+#if GE_CUDA
+        if (ctx && ge_ctx_set_order(ctx, GE_ORDER_BGR) == 0) {
+            uint8_t *d = NULL;
+            cudaMalloc((void **)&d, 4096);
+            r = ge_process_batch_device(ctx, 2, d, 48, 4, 4, 3, 1, 12, d + 1024, 16, 4, NULL,
+                                        NULL);
+            CHECK(r == GE_ERR_UNSUPPORTED, "ge_process_batch_device: BGR -> GE_ERR_UNSUPPORTED",
+                  "rc %d", r);
+            cudaFree(d);
+        }
+#endif
+        ge_ctx_free(&ctx);
+    }
+    {
+        /* Canny through the device batch */
+        const char *why = "";
+        ge_options_init(&o);
+        o.backend = GE_BACKEND_GPU;
+        o.canny = GE_CANNY_AUTO;
+        if (ge_ctx_new(&ctx, &o) < 0)
+            why = ge_last_error(NULL);
+        else
+            why = compare_batch(ctx, &o, 5, 97, 61, 3, 1, 0, 1);
+        CHECK(!why[0], "api gpu device path: ge_process_batch_device canny auto == reference",
+              "%s", why);
+        ge_ctx_free(&ctx);
+    }
 }
 
 int main(void)
@@ -535,6 +830,9 @@ int main(void)
     test_bad_args();
     test_results(GE_BACKEND_CPU, "api cpu");
     test_threads(GE_BACKEND_CPU, "api cpu");
+    test_batch(GE_BACKEND_CPU, "api cpu");
+    test_order(GE_BACKEND_CPU, "api cpu");
+    test_cpu_count();
     test_gpu();
     CHECK_EXIT();
 }
