@@ -385,10 +385,10 @@ FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/ima
                   src/io/safeout src/lib/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli/cli src/lib/util
-# video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
+# vid_read reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
 # (gpu_none) instead with CUDA=0.
-FUZZ_OBJS_video = src/io/video_io $(if $(filter 1,$(CUDA)),src/io/hwdec,src/lib/gpu_none) \
+FUZZ_OBJS_video = src/io/vid_read src/io/vid_pixels $(if $(filter 1,$(CUDA)),src/io/hwdec,src/lib/gpu_none) \
                   src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)

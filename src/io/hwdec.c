@@ -38,7 +38,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util.h"
-#include "video_io.h"
+#include "vid_pixels.h"
 
 struct hw_dec {
     AVBufferRef *dev;    /* AVHWDeviceContext (CUDA) */
