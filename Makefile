@@ -381,7 +381,8 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
+FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imgav_pixels \
+                  src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
                   src/io/safeout src/lib/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli/cli src/lib/util
@@ -389,7 +390,7 @@ FUZZ_OBJS_cli   = src/cli/cli src/lib/util
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
 # (gpu_none) instead with CUDA=0.
 FUZZ_OBJS_video = src/io/vid_read src/io/vid_pixels $(if $(filter 1,$(CUDA)),src/io/hwdec,src/lib/gpu_none) \
-                  src/io/image_av src/io/safeout src/lib/util src/lib/reference src/lib/taps
+                  src/io/imgav_probe src/io/safeout src/lib/util src/lib/reference src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

@@ -46,7 +46,7 @@ int venc_format_ok(const char *ext)
 
 static const venc_codec venc_codecs[] = {
     /* the first of a container is its default (BENCHMARKS.md, "Video
-     * encoders (issue 11)"): FFVHuff codes an edge map in the least CPU of
+     * encoders"): FFVHuff codes an edge map in the least CPU of
      * the lossless codecs, frames stand alone (encoder threads), and its files say
      * full range; MagicYUV's are smaller on sparse edges but FFmpeg 5.1
      * decodes its grey as limited range (tv), so a reader would stretch
