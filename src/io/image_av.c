@@ -401,17 +401,16 @@ int imgav_write(so_file *out, enum imgav_out kind, const uint8_t *grey,
     c->thread_count = 1;
     if (kind == IMGAV_OUT_TIFF) {
         c->pix_fmt = AV_PIX_FMT_GRAY8;
-        /* LZW: a 4096x4096 edge map in 0.93 s / 3.47 MB, deflate (zlib's
-         * default level) 2.24 s / 3.22 MB (2-core machine, 2026-12-01) */
+        /* LZW: less than half deflate's time for 8 % more bytes on edge
+         * maps (BENCHMARKS.md "Constants chosen by measurement") */
         av_opt_set(c->priv_data, "compression_algo", "lzw", 0);
     } else {
         /* libwebp takes ARGB; grey goes in as R = G = B, opaque */
         c->pix_fmt = AV_PIX_FMT_RGB32;
         av_opt_set_int(c->priv_data, "lossless", 1, 0);
         /* libwebp's least effort (method 0, quality 0, which in lossless
-         * mode is effort): a 4096x4096 edge map in 3.0 s / 3.42 MB, against
-         * 11.7 s / 3.17 MB at its default quality 75 (2-core machine,
-         * 2026-12-01) */
+         * mode is effort): a quarter of the default's time for 8 % more
+         * bytes (BENCHMARKS.md "Constants chosen by measurement") */
         c->compression_level = 0;
         av_opt_set_double(c->priv_data, "quality", 0.0, 0);
     }

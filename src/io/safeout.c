@@ -47,8 +47,8 @@
  * moment costs the run its tail (an .mkv of 1,590 FFVHuff 1080p frames is
  * 1.8 GB).  Writeback is started every SO_WB_STEP bytes instead
  * (sync_file_range, SYNC_FILE_RANGE_WRITE: starts it, waits for nothing),
- * so the fsync finds little left (measured: BENCHMARKS.md "2026-12-02
- * (third session)"). */
+ * so the fsync finds little left (measured: BENCHMARKS.md "Constants
+ * chosen by measurement"). */
 #define SO_WB_STEP ((off_t)32 << 20)
 /* Room kept for ".", ".XXXXXX.tmp" and ".partial" within NAME_MAX (255):
  * longer final names have their temp name cut. */
