@@ -125,6 +125,14 @@ struct venc_writer {
     size_t nts, cap_ts;
 };
 
+/* venc_codecs.c */
+/* ext ("mkv", ".MP4") in lower case without its dot, into buf. */
+const char *venc_ext_of(const char *ext, char *buf, size_t n);
+/* VENC_* for an output extension, or -1. */
+int venc_kind(const char *ext);
+/* The entry for `name` (NULL: the default) in container `kind`, or NULL. */
+const venc_codec *venc_codec_find(int kind, const char *name);
+
 /* venc.c */
 void venc_error(venc_writer *w, const char *what, int err);
 int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur);
