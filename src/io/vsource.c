@@ -662,6 +662,35 @@ size_t vsrc_dev_budget(size_t free_bytes)
     return b > ((size_t)64 << 20) ? b : (size_t)64 << 20;
 }
 
+/* --hwdec=auto's choice for the file opened in software (sc: its scan, or
+ * NULL): 1 NVDEC (or a codec whose reader explains itself under -v), 0
+ * software.  Says which under -v. */
+static int auto_nvdec(vsrc *s, const vs_scan *sc, int ndec, long ncpu)
+{
+    const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
+    const char *path = s->path;
+    int hw_ndec = ndec < VS_HW_DECODERS ? ndec : VS_HW_DECODERS, sessions = 1, use;
+    double gpx = sc ? (double)sc->limit * s->info.width * s->info.height / 1e9
+                    : vsrc_info_gpx(&s->info);
+    s->hw = 1; /* cut as for NVDEC */
+    if (sc && hw_ndec >= 2 && cut(s, sc, hw_ndec, 0) == 0)
+        sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
+    free(s->segs);
+    s->segs = NULL;
+    s->nseg = 0;
+    s->hw = 0;
+    use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+    if (!use && ge_verbose)
+        ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
+                "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
+                "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
+                VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
+    if (use && ge_verbose && c && hw_codec_exact(c->id))
+        ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
+                sessions, sessions == 1 ? "" : "s", gpx, ncpu);
+    return use;
+}
+
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -721,28 +750,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         scanned = scan(s, &sc) == 0;
     if (sw_first) {
         int use = 1;
-        if (autohw) {
-            const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
-            int hw_ndec = ndec < VS_HW_DECODERS ? ndec : VS_HW_DECODERS, sessions = 1;
-            double gpx = scanned ? (double)sc.limit * s->info.width * s->info.height / 1e9
-                                 : vsrc_info_gpx(&s->info);
-            s->hw = 1; /* cut as for NVDEC */
-            if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
-                sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
-            free(s->segs);
-            s->segs = NULL;
-            s->nseg = 0;
-            s->hw = 0;
-            use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
-            if (!use && ge_verbose)
-                ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
-                        "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
-                        "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
-                        VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
-            if (use && ge_verbose && c && hw_codec_exact(c->id))
-                ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
-                        sessions, sessions == 1 ? "" : "s", gpx, ncpu);
-        }
+        if (autohw)
+            use = auto_nvdec(s, scanned ? &sc : NULL, ndec, ncpu);
         if (use) {
             /* NVDEC (or, under auto, a codec whose reader explains itself
              * under -v): opened again, now on the device */
