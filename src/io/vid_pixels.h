@@ -18,7 +18,6 @@
  *   own descriptor.  Display rotation (a display-matrix side data) and the
  *   sample aspect ratio are ignored: the edge map is of the stored
  *   picture, pixel for pixel.
- *
  */
 #ifndef GPUEDGE_VID_PIXELS_H
 #define GPUEDGE_VID_PIXELS_H

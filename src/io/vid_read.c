@@ -74,6 +74,9 @@ void vid_log_init(void)
     pthread_once(&log_once, log_init);
 }
 
+// ---------------------------------------------------------------------------
+// Probe: video or image?
+
 static int in_list(const char *e, const char *const *list)
 {
     for (int i = 0; list[i]; i++)
@@ -81,9 +84,6 @@ static int in_list(const char *e, const char *const *list)
             return 1;
     return 0;
 }
-
-// ---------------------------------------------------------------------------
-// Probe: video or image?
 
 /* What stb reads (DESIGN.md §3): these stay images, GIF's first frame too. */
 static const char *const image_exts[] = {

@@ -1,8 +1,9 @@
 /*
  * video_io.h — video in (libavformat/libavcodec, any container and codec
- * FFmpeg 5.1 reads) and out (.mkv FFV1, .mp4 H.264, .y4m), plus the
- * image-sequence name helpers; the umbrella header that also brings
- * vid_pixels.h (frame conversion) and venc.h (writing) (DESIGN.md §1.2, §3, §6).
+ * FFmpeg 5.1 reads: vid_read.c) and the image-sequence name helpers
+ * (vid_seq.c); the umbrella header the CLI includes, which also brings
+ * vid_pixels.h (frame conversion) and venc.h (video out) (DESIGN.md §1.2,
+ * §3, §6).
  *
  * Reading: vid_open / vid_next / vid_close, shaped like FFmpeg's
  * doc/examples/demuxing_decoding.c (send/receive, EAGAIN, NULL-packet
