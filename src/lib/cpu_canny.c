@@ -193,12 +193,23 @@ static double cb_thread_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Pass `pass` ended now: its wall and thread-CPU ms since *t and *c, which
+ * then restart (cpu_canny_times). */
+static void cb_lap(int pass, double *t, double *c)
+{
+    double tn = ge_now(), cn = cb_thread_cpu();
+    cb_canny_ms[pass] = (tn - *t) * 1e3;
+    cb_canny_ms[pass + 4] = (cn - *c) * 1e3;
+    *t = tn;
+    *c = cn;
+}
+
 /* A Canny frame: (auto: the Sobel pass for the thresholds,) NMS, the
  * fills, the pending passes while any are left, the final pass. */
 int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
 {
     const ge_params *p = j->p;
-    double t0 = ge_now(), t1, c0 = cb_thread_cpu(), c1;
+    double t = ge_now(), c = cb_thread_cpu();
     int ret;
 
     memset(cb_canny_ms, 0, sizeof cb_canny_ms);
@@ -246,19 +257,13 @@ int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
         j->low = p->canny_low;
         j->high = p->canny_high;
     }
-    t1 = ge_now();
-    c1 = cb_thread_cpu();
-    cb_canny_ms[0] = (t1 - t0) * 1e3;
-    cb_canny_ms[4] = (c1 - c0) * 1e3;
+    cb_lap(0, &t, &c);
     ret = cb_run_phase(j, wk, nthreads, j->tplane ? CB_PH_NMS_PLANE : CB_PH_NMS);
     free(j->tplane);
     j->tplane = NULL;
     if (ret < 0)
         return ret;
-    t0 = ge_now();
-    c0 = cb_thread_cpu();
-    cb_canny_ms[1] = (t0 - t1) * 1e3;
-    cb_canny_ms[5] = (c0 - c1) * 1e3;
+    cb_lap(1, &t, &c);
     if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_HYST)) < 0)
         return ret;
     while (atomic_load(&j->pending)) {
@@ -266,15 +271,11 @@ int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
         if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_PENDING)) < 0)
             return ret;
     }
-    t1 = ge_now();
-    c1 = cb_thread_cpu();
-    cb_canny_ms[2] = (t1 - t0) * 1e3;
-    cb_canny_ms[6] = (c1 - c0) * 1e3;
+    cb_lap(2, &t, &c);
     if ((ret = cb_run_phase(j, wk, nthreads, CB_PH_FINAL)) < 0)
         return ret;
     cb_take_hist(wk, nthreads, planes->hist);
-    cb_canny_ms[3] = (ge_now() - t1) * 1e3;
-    cb_canny_ms[7] = (cb_thread_cpu() - c1) * 1e3;
+    cb_lap(3, &t, &c);
     return 0;
 end:
     free(j->tplane);
