@@ -418,15 +418,18 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
+FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imgav_pixels \
+                  src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
                   src/io/safeout src/base/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
-FUZZ_OBJS_cli   = src/cli/cli src/base/util
-# video_io reaches NVDEC through hwdec (never taken here: no hwdec asked
+# the parser checks --codec and sequence names (venc_codecs, vid_seq)
+FUZZ_OBJS_cli   = src/cli/cli src/base/util src/io/venc_codecs src/io/vid_seq
+FUZZ_LIBS_cli   = $(PKG_LIBS)
+# vid_read reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
 # (hw_none) instead with CUDA=0.
-FUZZ_OBJS_video = src/io/video_io $(if $(filter 1,$(CUDA)),src/io/hwdec,src/io/hw_none) \
-                  src/io/image_av src/io/safeout src/base/util src/lib/reference src/lib/taps
+FUZZ_OBJS_video = src/io/vid_read src/io/vid_pixels $(if $(filter 1,$(CUDA)),src/io/hwdec,src/io/hw_none) \
+                  src/io/imgav_probe src/io/safeout src/base/util src/lib/reference src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

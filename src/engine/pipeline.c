@@ -914,12 +914,6 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     e->o = o;
     e->nslots = o->slots > 0 ? (o->slots < PIPE_MAX_SLOTS ? o->slots : PIPE_MAX_SLOTS)
                              : PIPE_DEFAULT_SLOTS;
-    if (o->slots <= 0) {
-        /* measurements: 6 gave nothing over 3 at 1080p/4K -> .mkv (BENCHMARKS.md) */
-        long n = ge_env_long("GPUEDGE_PIPE_SLOTS", 0);
-        if (n >= 2)
-            e->nslots = n < PIPE_MAX_SLOTS ? (int)n : PIPE_MAX_SLOTS;
-    }
     e->trace = ge_trace("pipe");
     e->src = src;
     e->sink = sink;

@@ -15,11 +15,6 @@ static const char *const stage_names[REP_NSTAGES] = {
     "download", "write", "compute", "cpu_ref", "nms", "hysteresis"
 };
 
-const char *rep_stage_name(int stage)
-{
-    return stage >= 0 && stage < REP_NSTAGES ? stage_names[stage] : "?";
-}
-
 void rep_init(rep_stats *r)
 {
     memset(r, 0, sizeof *r);

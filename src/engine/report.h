@@ -53,7 +53,6 @@ void rep_add_engine(rep_stats *r, const char *name, long files, long long frames
 void rep_merge(rep_stats *dst, const rep_stats *src);
 /* Writes the report (text or JSON, C locale numbers) to fp. */
 void rep_print(const rep_stats *r, int json, FILE *fp);
-const char *rep_stage_name(int stage);
 
 /* --cpu-ref: stage-by-stage tallies. */
 enum ref_stage { CHK_GREY, CHK_BLUR_H, CHK_BLUR, CHK_EDGE, CHK_HIST, CHK_NSTAGES };

@@ -1,10 +1,10 @@
 /*
- * hfyu_enc.h — FFVHuff frames of 8-bit grey, coded here (issue 11: the
+ * hfyu_enc.h — FFVHuff frames of 8-bit grey, coded here (the
  * encoder's CPU was the .mkv bound).
  *
  * What it writes is what FFmpeg's ffvhuff encoder writes for gray8 with
  * the median predictor, context 0 (fixed tables) and no interlacing — the
- * settings video_io.c opens it with — byte for byte: libavcodec still
+ * settings venc.c opens it with — byte for byte: libavcodec still
  * opens the encoder and makes the extradata (the tables), which
  * hfyu_parse reads; hfyu_code then codes each frame from those tables
  * alone.  A frame's bits depend on its pixels and the tables only, so any

@@ -38,7 +38,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "util.h"
-#include "video_io.h"
+#include "vid_pixels.h"
 
 struct hw_dec {
     AVBufferRef *dev;    /* AVHWDeviceContext (CUDA) */
@@ -76,14 +76,11 @@ typedef struct hw_token {
  * writer thread, which must not block on the GPU) goes back here.  Up to
  * HW_CACHE_MAX bytes stay cached; a buffer released beyond that is
  * dropped, and a slab whose blocks are all dropped is freed.
- * Slabs: measured on the H200 (2026-12-01, GPUEDGE_TRACE=vsrc), with 7
- * sessions allocating at once, a cudaMalloc of a 1080p plane cost 0.8 ms
- * on average (886 of them over 1590 frames, 0.7 s summed over the 7
- * threads; they also hold up the sessions' own start), because segments
- * decode far ahead (vsource.c's device budget).  So a miss allocates HW_SLAB_BYTES
- * worth of planes of that size at once (at most HW_SLAB_MAX, at least
- * one), the rest going into the cache.  GPUEDGE_HW_SLAB=0: one plane a
- * cudaMalloc (A/B). */
+ * Slabs: with several sessions decoding far ahead (vsource.c's device
+ * budget) one cudaMalloc a plane was slow and held up the sessions' own
+ * start, so a miss allocates HW_SLAB_BYTES worth of planes of that size at
+ * once (at most HW_SLAB_MAX, at least one), the rest going into the cache.
+ * Measured: BENCHMARKS.md "Constants chosen by measurement". */
 #define HW_CACHE_MAX ((size_t)4 << 30)
 #define HW_SLAB_BYTES ((size_t)64 << 20)
 #define HW_SLAB_MAX 32
@@ -96,7 +93,7 @@ static double t_malloc; /* and their seconds */
 static int slab_planes(size_t n)
 {
     size_t k = HW_SLAB_BYTES / (n ? n : 1);
-    if (!ge_env_long("GPUEDGE_HW_SLAB", 1) || k < 1)
+    if (k < 1)
         return 1;
     return k > HW_SLAB_MAX ? HW_SLAB_MAX : (int)k;
 }

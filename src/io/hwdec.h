@@ -1,6 +1,6 @@
 /*
  * hwdec.h — NVDEC through libavcodec's CUDA hwaccel (DESIGN.md §1.9, §4), for
- * video_io.c's reader: which decoder and streams qualify, the CUDA device
+ * vid_read.c's reader: which decoder and streams qualify, the CUDA device
  * context (the runtime's primary context, shared with the engine), and
  * decoded CUDA frames turned into device-resident src_frames
  * (frames.h's on_device / ready / release contract).

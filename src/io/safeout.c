@@ -47,8 +47,8 @@
  * moment costs the run its tail (an .mkv of 1,590 FFVHuff 1080p frames is
  * 1.8 GB).  Writeback is started every SO_WB_STEP bytes instead
  * (sync_file_range, SYNC_FILE_RANGE_WRITE: starts it, waits for nothing),
- * so the fsync finds little left.  GPUEDGE_WRITEBACK=0 leaves it all to the
- * fsync (A/B). */
+ * so the fsync finds little left (measured: BENCHMARKS.md "Constants
+ * chosen by measurement"). */
 #define SO_WB_STEP ((off_t)32 << 20)
 /* Room kept for ".", ".XXXXXX.tmp" and ".partial" within NAME_MAX (255):
  * longer final names have their temp name cut. */
@@ -401,8 +401,7 @@ off_t so_writeback_started(const so_file *f)
 
 void so_writeback(so_file *f, off_t upto)
 {
-    if (!f || f->direct || f->fd < 0 || f->err || upto - f->wb < SO_WB_STEP ||
-        !ge_env_long("GPUEDGE_WRITEBACK", 1))
+    if (!f || f->direct || f->fd < 0 || f->err || upto - f->wb < SO_WB_STEP)
         return;
     /* a hint: an error here shows again at the fsync, which is checked */
     (void)sync_file_range(f->fd, f->wb, upto - f->wb, SYNC_FILE_RANGE_WRITE);

@@ -53,48 +53,28 @@
 #define VS_MEM_BUDGET ((size_t)1 << 30)
 #define VS_HEAD_QUEUE 4
 
-/* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active).
- * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines: 1
- * session ~540 fps at 1080p, 7 at once ~2,000; BENCHMARKS.md), each with
- * one libav thread (more gave nothing: the engine is the bound);
- * GPUEDGE_NVDEC_SESSIONS=N overrides it (1: one session, not segmented;
- * for measurements).  Fewer segments a decoder than in software: each
- * segment opens a session (a CUDA device context and a CUvideodecoder).
- * Every frame a segment decodes leaves its decoder surface at once
- * (hw_detach: FFmpeg 5.1 hands out the surface itself and a session has
- * about 10; queued frames exhausted them — the failure of 2026-12-01,
- * "NVDEC frame without a usable luma plane" from frame 10); it then holds
- * a luma-plane buffer of GPU memory (pitch x height, P010 twice): at most
- * the device budget (below) of them together, and segments short enough
- * that VS_HW_DECODERS of them fit in it. */
-/* --hwdec=auto (vsrc_auto_nvdec): NVDEC when the file keeps at least
+/* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active):
+ * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines), each
+ * with one libav thread (more gave nothing: the engine is the bound); the
+ * run's --threads caps them too.  One segment a session: a session's start
+ * (its first frame 0.1-0.4 s after the open) is paid once a segment, as
+ * long as the device budget lets the segments be that long.  Every frame
+ * a segment decodes leaves its decoder surface at once (hw_detach: FFmpeg
+ * 5.1 hands out the surface itself and a session has about 10, which
+ * queued frames would exhaust); it then holds a luma-plane buffer of GPU
+ * memory (pitch x height, P010 twice): at most the device budget of them
+ * together (vsrc_dev_budget: an eighth of the free GPU memory, within
+ * VS_DEV_BUDGET_MIN..MAX), and segments short enough that VS_HW_DECODERS
+ * of them fit in it.
+ * --hwdec=auto (vsrc_auto_nvdec): NVDEC when the file keeps at least
  * VS_AUTO_SESSIONS sessions busy and holds at least VS_AUTO_GPX gigapixels
  * to decode, or when the run has at most VS_AUTO_FEW_THREADS threads;
- * else software.  Measured on the H200 (16 cores, 2026-12-01,
- * BENCHMARKS.md "NVDEC in segments"): 7 sessions over 1590 frames of
- * 1080p (3.3 Gpx) -> .mkv 320 fps vs software 295, 530 frames of 4K
- * (4.4 Gpx) 113 vs 56; but 5 sessions over 530 frames of 1080p (1.1 Gpx)
- * -> /dev/null 497 vs 528 and .mp4 206 vs 250, and one or two sessions
- * lose to 16 software threads (1080p /dev/null 368 vs 528): a session
- * starts its first frame 0.15-0.25 s later than software does.  One
- * session decodes 1080p at ~760 fps, software ~86 fps a thread: NVDEC
- * wins below ~9 threads (at 4K below ~14). */
-/* Re-measured 2026-12-02 once detached frames came from slabs (hwdec.c;
- * BENCHMARKS.md "The .mkv bound"): NVDEC now also won with 5 sessions over
- * 1.1 Gpx (530 frames of 1080p: .mkv 368 vs 334 fps, /dev/null 535 vs 484)
- * and with 2 sessions over 2.2 Gpx (265 frames of 4K: .mkv 112 vs 101,
- * /dev/null 137 vs 129): from 2 sessions and 1.0 Gpx. */
+ * else software: a session starts its first frame later than software
+ * does, so one or two sessions over a short clip lose to many software
+ * threads.  Measured: BENCHMARKS.md "Constants chosen by measurement". */
 #define VS_AUTO_SESSIONS 2
 #define VS_AUTO_GPX 1.0
 #define VS_AUTO_FEW_THREADS 8
-/* 2026-12-02 (BENCHMARKS.md, "2026-12-02 (later)"): a session's start
- * (its first frame 0.1-0.4 s after the open) is paid once a segment, so
- * one segment a session, as long as the device budget lets it be: an
- * eighth of the free GPU memory, from 2 GiB (or a quarter of what is free,
- * if less) to 8 GiB.  With the fixed 2 GiB before, 1080p segments were cut
- * at 142 frames and 4K at 34 (12 and 9 segments on 7 sessions over 1,590
- * and 530 frames); GPUEDGE_NVDEC_SEGS=N and GPUEDGE_NVDEC_BUDGET_MB=M set
- * them for measurements. */
 #define VS_HW_DECODERS 7
 #define VS_HW_SEGS_PER_DECODER 1
 #define VS_DEV_BUDGET_MIN ((size_t)2 << 30)
@@ -133,10 +113,6 @@ struct vsrc {
     int64_t s0;         /* the stream's start_time (ticks) */
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
-    int hw_segs;        /* segments a session (cut) */
-    int hw_order;       /* NVDEC sessions start decoding in segment order */
-    int head_lock;      /* GPUEDGE_VS_HEAD_LOCK=1: the head segment decodes
-                           at most VS_HEAD_QUEUE ahead (before 2026-12-02) */
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_TRACE=vsrc) */
     int trace;
@@ -379,7 +355,7 @@ static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 
     if (!pts || ndec < 1)
         return -1;
-    target = limit / ((size_t)ndec * (s->hw ? (size_t)s->hw_segs : VS_SEGS_PER_DECODER));
+    target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
     if (seg_max && target > seg_max)
         target = seg_max;
     if (target < VS_MIN_SEG)
@@ -459,15 +435,12 @@ static int may_decode(const vsrc *s, int i)
 {
     /* The head (the segment being handed on) decodes ahead within the
      * budget like the others, and below VS_HEAD_QUEUE whatever the others
-     * hold (no deadlock).  Capping it at VS_HEAD_QUEUE, as until
-     * 2026-12-02, tied segment 0's decoder to the engine's pace (nothing
-     * decoded ahead while CUDA starts) and stopped a segment that became
-     * the head with its frames queued until the engine had taken them
-     * (BENCHMARKS.md "2026-12-02 (fourth session)"). */
+     * hold (no deadlock).  Capping it at VS_HEAD_QUEUE would tie segment
+     * 0's decoder to the engine's pace (nothing decoded ahead while CUDA
+     * starts) and stop a segment that became the head with its frames
+     * queued until the engine had taken them. */
     if (i == s->head && s->segs[i].qn < VS_HEAD_QUEUE)
         return 1;
-    if (i == s->head && s->head_lock)
-        return 0;
     /* the next frame may be either kind (NVDEC falls back to software
      * per stream): both budgets */
     return s->buffered < VS_MEM_BUDGET && s->dev_buffered < s->dev_budget;
@@ -484,8 +457,8 @@ static void close_reader(vsrc *s, vid_reader **r)
 
 /* Decodes segment i into its queue.  0, or -1 (the file failed: a
  * message was printed, or sig_stop is set).  Each segment opens its own
- * reader: keeping one from segment to segment (seek + flush) gained 3.7 %
- * on the H200 but compute-sanitizer racecheck did not finish over it, and
+ * reader: keeping one from segment to segment (seek + flush) gained a
+ * little, but compute-sanitizer racecheck did not finish over it, and
  * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
  * "The .mkv bound"). */
 static int decode_seg(vsrc *s, int i)
@@ -512,14 +485,13 @@ static int decode_seg(vsrc *s, int i)
     }
     base = vid_corrupt_count(r);
     g->t_open = ge_now() - s->t0;
-    if (s->hw && s->hw_order && i > 0) {
+    if (s->hw && i > 0) {
         /* An NVDEC session is made at its first frame, and sessions made
-         * at once come up one after another in no set order (H200: ~60 ms
-         * apart at 1080p, 85 at 4K; a segment's late start delays every
-         * frame after it in the output): segment i's waits for segment
-         * i-1's first frame, so they come up in the order the frames are
-         * handed on (BENCHMARKS.md "2026-12-02 (third session)"; L1080 ->
-         * .mkv +15 %, GPUEDGE_NVDEC_ORDER=0 for A/B). */
+         * at once come up one after another in no set order (a segment's
+         * late start delays every frame after it in the output): segment
+         * i's waits for segment i-1's first frame, so they come up in the
+         * order the frames are handed on.  Measured: BENCHMARKS.md
+         * "Constants chosen by measurement". */
         pthread_mutex_lock(&s->mu);
         while (!s->quit && !s->segs[i - 1].begun && !s->segs[i - 1].done)
             pthread_cond_wait(&s->cv, &s->mu);
@@ -690,6 +662,35 @@ size_t vsrc_dev_budget(size_t free_bytes)
     return b > ((size_t)64 << 20) ? b : (size_t)64 << 20;
 }
 
+/* --hwdec=auto's choice for the file opened in software (sc: its scan, or
+ * NULL): 1 NVDEC (or a codec whose reader explains itself under -v), 0
+ * software.  Says which under -v. */
+static int auto_nvdec(vsrc *s, const vs_scan *sc, int ndec, long ncpu)
+{
+    const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
+    const char *path = s->path;
+    int hw_ndec = ndec < VS_HW_DECODERS ? ndec : VS_HW_DECODERS, sessions = 1, use;
+    double gpx = sc ? (double)sc->limit * s->info.width * s->info.height / 1e9
+                    : vsrc_info_gpx(&s->info);
+    s->hw = 1; /* cut as for NVDEC */
+    if (sc && hw_ndec >= 2 && cut(s, sc, hw_ndec, 0) == 0)
+        sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
+    free(s->segs);
+    s->segs = NULL;
+    s->nseg = 0;
+    s->hw = 0;
+    use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
+    if (!use && ge_verbose)
+        ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
+                "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
+                "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
+                VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
+    if (use && ge_verbose && c && hw_codec_exact(c->id))
+        ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
+                sessions, sessions == 1 ? "" : "s", gpx, ncpu);
+    return use;
+}
+
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -697,7 +698,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int khw, autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
+    int autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
     size_t seg_max = 0;
     vs_scan sc;
 
@@ -714,14 +715,6 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     s->trace = ge_trace("vsrc");
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    khw = (int)ge_env_long("GPUEDGE_NVDEC_SESSIONS", VS_HW_DECODERS);
-    if (khw < 1)
-        khw = 1;
-    s->hw_segs = (int)ge_env_long("GPUEDGE_NVDEC_SEGS", VS_HW_SEGS_PER_DECODER);
-    s->hw_order = ge_env_long("GPUEDGE_NVDEC_ORDER", 1) != 0;
-    s->head_lock = ge_env_long("GPUEDGE_VS_HEAD_LOCK", 0) != 0;
-    if (s->hw_segs < 1)
-        s->hw_segs = VS_HW_SEGS_PER_DECODER;
     s->dev_budget = VS_DEV_BUDGET_MIN;
     /* --hwdec=auto and nvdec: a file that can be opened again opens in
      * software first, for the scan below (which needs no device): auto's
@@ -757,28 +750,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         scanned = scan(s, &sc) == 0;
     if (sw_first) {
         int use = 1;
-        if (autohw) {
-            const AVCodec *c = avcodec_find_decoder_by_name(s->info.codec);
-            int hw_ndec = ndec < khw ? ndec : khw, sessions = 1;
-            double gpx = scanned ? (double)sc.limit * s->info.width * s->info.height / 1e9
-                                 : vsrc_info_gpx(&s->info);
-            s->hw = 1; /* cut as for NVDEC */
-            if (scanned && hw_ndec >= 2 && cut(s, &sc, hw_ndec, 0) == 0)
-                sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
-            free(s->segs);
-            s->segs = NULL;
-            s->nseg = 0;
-            s->hw = 0;
-            use = !c || !hw_codec_exact(c->id) || vsrc_auto_nvdec(sessions, ncpu, gpx);
-            if (!use && ge_verbose)
-                ge_note("%s: --hwdec=auto: decoding in software (%d NVDEC session%s, %.1f Gpx, "
-                        "%ld threads: NVDEC from %d sessions and %.1f Gpx, or with %d threads "
-                        "or fewer)", path, sessions, sessions == 1 ? "" : "s", gpx, ncpu,
-                        VS_AUTO_SESSIONS, VS_AUTO_GPX, VS_AUTO_FEW_THREADS);
-            if (use && ge_verbose && c && hw_codec_exact(c->id))
-                ge_note("%s: --hwdec=auto: NVDEC (%d session%s, %.1f Gpx, %ld threads)", path,
-                        sessions, sessions == 1 ? "" : "s", gpx, ncpu);
-        }
+        if (autohw)
+            use = auto_nvdec(s, scanned ? &sc : NULL, ndec, ncpu);
         if (use) {
             /* NVDEC (or, under auto, a codec whose reader explains itself
              * under -v): opened again, now on the device */
@@ -800,10 +773,9 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * asking the device again. */
     if (o->hwdec != VID_HWDEC_NONE && vid_hwdec_active(s->plain)) {
         s->hw = 1;
-        if (ndec > khw)
-            ndec = khw;
-        long mb = ge_env_long("GPUEDGE_NVDEC_BUDGET_MB", 0);
-        s->dev_budget = mb > 0 ? (size_t)mb << 20 : vsrc_dev_budget(hw_mem_free(s->o.device));
+        if (ndec > VS_HW_DECODERS)
+            ndec = VS_HW_DECODERS;
+        s->dev_budget = vsrc_dev_budget(hw_mem_free(s->o.device));
         if (s->info.width > 0 && s->info.height > 0) {
             /* a luma plane at an aligned pitch (16-bit surfaces hold twice
              * that: the budget then stops decoders ahead earlier, no more) */
@@ -1069,11 +1041,6 @@ int vsrc_nvdec(const vsrc *s)
 int vsrc_segments(const vsrc *s)
 {
     return s && s->nseg ? s->nseg : 1;
-}
-
-int vsrc_decoders(const vsrc *s)
-{
-    return s && s->nseg ? s->nth : 1;
 }
 
 int vsrc_head_queued(vsrc *s)

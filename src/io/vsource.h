@@ -1,14 +1,14 @@
 /*
- * vsource.h — one video decoded by several decoders at once (issue 11,
- * "Many decoders at once"), over the public vid_* API (video_io.h).
+ * vsource.h — one video decoded by several decoders at once, over the
+ * public vid_* API (video_io.h).
  *
  * A long file is cut at keyframes into segments; K decoder threads each
  * decode a different segment (vid_open seeking to the segment's keyframe,
  * stopping at the next segment's first frame), and vsrc_next hands the
  * frames on in order, segment after segment: the frames, timestamps and
  * durations a single vid_reader gives, so an output's bytes equal a
- * sequential run's.  /work/notes/vsource.md explains the design and how a
- * hardware decoder (NVDEC) would be one of the K.
+ * sequential run's.  NVDEC sessions are the K decoders when the reader
+ * decodes on NVDEC (DESIGN.md §4).
  *
  * When it segments: a regular seekable file (not "-", not a URL), host
  * frames, K >= 2 (from vid_opts.threads: one decoder a thread, at most
@@ -55,9 +55,8 @@ double vsrc_info_gpx(const vid_info *vi);
  * `free_bytes` free (vsource.c: an eighth, from 2 GiB or a quarter of what
  * is free if less, to 8 GiB; 64 MiB at least). */
 size_t vsrc_dev_budget(size_t free_bytes);
-/* Segments planned (1: not segmented) and decoders running them. */
+/* Segments planned (1: not segmented). */
 int vsrc_segments(const vsrc *s);
-int vsrc_decoders(const vsrc *s);
 /* Frames the segment being handed on holds decoded ahead (0 when not
  * segmented): it decodes ahead within the budget (test_vauto). */
 int vsrc_head_queued(vsrc *s);

@@ -37,4 +37,12 @@ void cpu_canny_times(double ms[8]);
  * (SIZE_MAX when the sizes are invalid or overflow). */
 size_t cpu_scratch_bytes(int width, int height, double sigma, int band_rows);
 
+/* Test hooks, set by the unit tests only (no option or variable reaches
+ * them): non-zero cpu_hook_no_simd runs the portable kernels where AVX2+FMA
+ * would run, to prove both give the same bits; cpu_hook_canny_stack > 0
+ * holds Canny's hysteresis stacks to that many entries, so that small
+ * frames reach the pending passes. */
+extern int cpu_hook_no_simd;
+extern size_t cpu_hook_canny_stack;
+
 #endif

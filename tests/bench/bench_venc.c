@@ -3,7 +3,7 @@
  * (issue 11, "Fast encoders"): the frames of EDGES (a gray y4m that gpuedge
  * wrote, e.g. `gpuedge clip.mp4 edges.y4m`) are read into memory untimed,
  * then written through venc_open/venc_put/venc_close (the project's writer,
- * lanes and all) once a configuration, with 1 thread and with -t threads,
+ * encoder threads and all) once a configuration, with 1 thread and with -t threads,
  * into a temp file that is measured and dropped (no fsync: the disk is
  * not what is compared).
  *

@@ -17,7 +17,7 @@
  *           decoded into memory untimed, then written REPEAT times over
  *           (default 3) as one video
  *   -t      --threads for both decoder and writer (0 = one per CPU)
- *   -j      FFV1 encoders coding successive frames (venc_opts.lanes;
+ *   -j      FFV1 encoders coding successive frames (venc_opts.encoders;
  *           0 = the writer's own choice, as gpuedge makes it)
  *   -v      the writer's choice of slices/encoders on stderr
  *
@@ -284,7 +284,7 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "t:j:n:r:m:v")) != -1) {
         switch (c) {
         case 't': b.vo.threads = o.threads = atoi(optarg); break;
-        case 'j': b.vo.lanes = atoi(optarg); break;
+        case 'j': b.vo.encoders = atoi(optarg); break;
         case 'n': nframes = atol(optarg); break;
         case 'r': repeat = atoi(optarg); break;
         case 'm': mode = optarg; break;

@@ -13,7 +13,7 @@
 #       one1    --frames 1 -> /dev/null          (the fixed part alone)
 #       null    all frames -> /dev/null
 #       mkv     all frames -> OUTDIR/fc.mkv
-#       sess1   all frames -> /dev/null, GPUEDGE_NVDEC_SESSIONS=1 (one
+#       sess1   all frames -> /dev/null, --threads 1 (one NVDEC
 #               session: one engine's rate inside gpuedge)
 #     RUNS rounds, the configurations' order reversed every other round
 #     (the position effect, BENCHMARKS "2026-12-02 (later)").
@@ -62,7 +62,7 @@ split_run() {
     local args=(-v -y $GE_OPTS --report --report-file "$T/rep")
     [ "$name" = one1 ] && args+=(--frames 1)
     t0=$(now)
-    env GPUEDGE_TRACE=pipe,vsrc "$@" "$GPUEDGE" "${args[@]}" "$clip" "$out" \
+    env GPUEDGE_TRACE=pipe,vsrc "$GPUEDGE" "${args[@]}" "$@" "$clip" "$out" \
         >"$T/err" 2>&1
     w=$?
     t1=$(now)
@@ -117,7 +117,7 @@ for clip in "$@"; do
             case $k in
             one1|null) split_run "$k" "$clip" /dev/null ;;
             mkv) split_run mkv "$clip" "$OUTDIR/fc.mkv" ;;
-            sess1) split_run sess1 "$clip" /dev/null GPUEDGE_NVDEC_SESSIONS=1 ;;
+            sess1) split_run sess1 "$clip" /dev/null --threads 1 ;;
             esac
         done
     done

@@ -7,7 +7,7 @@
  *
  * Each segment (start seconds; default 0 and 2) is decoded on its own
  * thread with its own CUDA device context (hwdec.c's hw_open, as
- * video_io.c does), one libav thread, FRAMES (env NVSURF_FRAMES, 60)
+ * vid_read.c does), one libav thread, FRAMES (env NVSURF_FRAMES, 60)
  * frames, every frame kept until the end (a queue that never drains),
  * two ways:
  *   hold    the AVFrames kept as libavcodec returns them (the segment

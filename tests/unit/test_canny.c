@@ -650,15 +650,15 @@ static void test_cpu_vs_ref(void)
             k++;
         }
     /* many candidates, tiny stacks: fills overflow and the pending passes
-     * finish them (GPUEDGE_CANNY_STACK is the backend's test hook) */
-    setenv("GPUEDGE_CANNY_STACK", "2", 1);
+     * finish them (cpu_hook_canny_stack is the backend's test hook) */
+    cpu_hook_canny_stack = 2;
     {
         ge_params p = canny_params(0, 0, 0.0f, 40.0f);
         compare_one(300, 211, 1, 1.0, GE_BORDER_REFLECT101, 3, &p, "0,40 stack 2");
         p = canny_params(0, 0, 1.0f, 1.0f);
         compare_one(97, 300, 3, 0.0, GE_BORDER_ZERO, 2, &p, "1,1 stack 2");
     }
-    unsetenv("GPUEDGE_CANNY_STACK");
+    cpu_hook_canny_stack = 0;
     /* --canny auto keeps a t plane when --mem-limit leaves room for it,
      * else recomputes (a Sobel pass for the histogram first): both paths,
      * 300x211's plane being 211 * 302 * 4 = 255 KB */
@@ -672,14 +672,14 @@ static void test_cpu_vs_ref(void)
         mem_limit = 0;
     }
     /* the portable path (no AVX2) too */
-    setenv("GPUEDGE_NO_SIMD", "1", 1);
+    cpu_hook_no_simd = 1;
     {
         ge_params p = random_params(what, sizeof what);
         compare_one(203, 77, 3, 1.0, GE_BORDER_REPLICATE, 2, &p, what);
         p = canny_params(0, 0, 10.0f, 30.0f);
         compare_one(130, 65, 1, 0.0, GE_BORDER_ZERO, 3, &p, "10,30 portable");
     }
-    unsetenv("GPUEDGE_NO_SIMD");
+    cpu_hook_no_simd = 0;
 }
 
 /* The known-answer images through the CPU backend as well */

@@ -293,7 +293,7 @@ static void sweep_portable(void)
                                     { 131, 70 } };
     int si, b;
 
-    setenv("GPUEDGE_NO_SIMD", "1", 1);
+    cpu_hook_no_simd = 1;
     for (si = 0; si < 4; si++)
         for (b = 0; b < 3; b++) {
             config c;
@@ -308,7 +308,7 @@ static void sweep_portable(void)
             c.variant = si + b;
             compare(&c);
         }
-    unsetenv("GPUEDGE_NO_SIMD");
+    cpu_hook_no_simd = 0;
 }
 
 static void test_stop_and_errors(void)

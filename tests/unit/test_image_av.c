@@ -1,5 +1,6 @@
 /*
- * test_image_av.c — the libavcodec image formats (src/io/image_av.c).
+ * test_image_av.c — the libavcodec image formats (src/io/image_av.c,
+ * imgav_probe.c, imgav_pixels.c).
  *
  * Round trips from known pixels: random images in every layout a format's
  * libavcodec encoder writes (lossless settings) are encoded in memory,

@@ -313,12 +313,9 @@ static void test_big_writes(void)
 }
 
 /* so_writeback: started every 32 MiB written (not for 10 MiB, not for a
- * direct output, not with GPUEDGE_WRITEBACK=0), and the bytes arrive the
- * same */
+ * direct output), and the bytes arrive the same */
 static void test_writeback(void)
 {
-    const char *e = getenv("GPUEDGE_WRITEBACK");
-    const int off = e && *e && !atoi(e);
     const size_t piece = (size_t)1 << 20;
     unsigned char *buf = malloc(piece), *back = malloc(piece);
     char p[256];
@@ -361,8 +358,7 @@ static void test_writeback(void)
     }
     CHECK(rc == 0 && same, "writeback: 100 MiB in 1 MiB pieces arrive intact", "rc=%d same=%d",
           rc, same);
-    CHECK(small == 0 && big == (off ? 0 : (off_t)96 << 20),
-          off ? "writeback: off with GPUEDGE_WRITEBACK=0" : "writeback: started at 32, 64 and 96 MiB, not by 10",
+    CHECK(small == 0 && big == (off_t)96 << 20, "writeback: started at 32, 64 and 96 MiB, not by 10",
           "at 10 MiB %lld, at 100 MiB %lld", (long long)small, (long long)big);
     CHECK(dev == 0, "writeback: never for a direct output (/dev/null)", "%lld", (long long)dev);
     free(buf);

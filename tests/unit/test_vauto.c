@@ -102,10 +102,9 @@ static void test_pipe(const char *dir, const char *mp4)
 
 /* The segment being handed on decodes ahead within the budget, not only
  * VS_HEAD_QUEUE (4) frames ahead of the consumer: with the consumer
- * stopped after one frame, segment 0 (25 frames) gets queued to its end;
- * GPUEDGE_VS_HEAD_LOCK=1 (the old rule, kept for A/B) keeps it at 4.
- * The frames are the same either way. */
-static long head_ahead(const char *clip, int lock, int *most, uint64_t *hash)
+ * stopped after one frame, segment 0 (25 frames) gets queued to its end.
+ * The frames are the same as a plain decode's. */
+static long head_ahead(const char *clip, int *most, uint64_t *hash)
 {
     vid_opts o = {.start = 0, .max_frames = -1, .threads = 4, .hwdec = VID_HWDEC_NONE};
     vsrc *s = NULL;
@@ -113,9 +112,7 @@ static long head_ahead(const char *clip, int lock, int *most, uint64_t *hash)
     host_buf buf = {0};
     long n = 0;
     int rc;
-    setenv("GPUEDGE_VS_HEAD_LOCK", lock ? "1" : "0", 1);
     rc = vsrc_open(clip, &o, &s);
-    unsetenv("GPUEDGE_VS_HEAD_LOCK");
     *most = -1;
     *hash = 1469598103934665603ull;
     if (rc)
@@ -126,8 +123,6 @@ static long head_ahead(const char *clip, int lock, int *most, uint64_t *hash)
             for (int t = 0; t < 500 && *most < 24; t++) {
                 int q = vsrc_head_queued(s);
                 *most = q > *most ? q : *most;
-                if (lock && t >= 30)
-                    break; /* 0.3 s: the old rule stays at 4 */
                 usleep(10000);
             }
         }
@@ -142,14 +137,10 @@ static void test_head_ahead(const char *clip, long n_ref, uint64_t h_ref)
 {
     int most;
     uint64_t h;
-    long n = head_ahead(clip, 0, &most, &h);
+    long n = head_ahead(clip, &most, &h);
     CHECK(n == n_ref && h == h_ref && most == 24,
           "vauto: the head segment decodes ahead within the budget (24 frames queued behind a "
           "stopped consumer), same frames",
-          "%ld frames, hash %s, at most %d queued", n, h == h_ref ? "same" : "differs", most);
-    n = head_ahead(clip, 1, &most, &h);
-    CHECK(n == n_ref && h == h_ref && most >= 1 && most <= 4,
-          "vauto: GPUEDGE_VS_HEAD_LOCK=1: the old rule (4 ahead), same frames",
           "%ld frames, hash %s, at most %d queued", n, h == h_ref ? "same" : "differs", most);
 }
 

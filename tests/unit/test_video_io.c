@@ -1,5 +1,6 @@
 /*
- * test_video_io.c — video in and out (src/io/video_io.c).
+ * test_video_io.c — video in and out (src/io/vid_read.c, vid_pixels.c,
+ * vid_seq.c, venc.c, venc_thread.c).
  *
  * The clips are made here, with libav itself, from known samples (FFV1 in
  * Matroska, rawvideo in NUT), so every decoded luma value has an expected
@@ -821,6 +822,52 @@ static void test_mkv_roundtrip(void)
 /* FFmpeg 5.1's FFV1 v3 mangles slice grids as wide as the frame (2x2 with
  * 4 slices decodes to zeros): tiny and thin frames must still round-trip,
  * with the default slice count and with many threads. */
+/* Clusters in a Matroska file and how many open with a CRC-32 element
+ * (a Cluster, 1F 43 B6 75, its EBML size, then BF 84 as the first child). */
+static void mkv_crc_count(const char *name, int *clusters, int *with_crc)
+{
+    FILE *f = fopen(name, "rb");
+    static uint8_t d[1 << 20];
+    size_t n = f ? fread(d, 1, sizeof d, f) : 0;
+    *clusters = *with_crc = 0;
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i + 4 < n; i++) {
+        size_t j = i + 4, len = 1;
+        if (memcmp(d + i, "\x1f\x43\xb6\x75", 4))
+            continue;
+        while (len <= 8 && !(d[j] & (0x80 >> (len - 1))))
+            len++;
+        j += len;
+        ++*clusters;
+        *with_crc += j + 2 <= n && d[j] == 0xbf && d[j + 1] == 0x84;
+    }
+}
+
+/* venc_opts.mkv_crc: no CRC-32 element in a cluster by default, one in
+ * each with it; the frames are the same either way. */
+static void test_mkv_crc(void)
+{
+    static const int64_t pts[] = {0, 40, 80, 120, 160, 200};
+    char d1[200] = "", d2[200] = "";
+    AVRational tb = {1, 1000};
+    venc_opts crc = {.mkv_crc = 1};
+    int c0, k0, c1, k1;
+    int rc = write_edges(tpath("nocrc.mkv"), "mkv", 48, 32, 6, tb, (AVRational){25, 1},
+                         pts, NULL, NULL) ||
+             write_edges(tpath("crc.mkv"), "mkv", 48, 32, 6, tb, (AVRational){25, 1},
+                         pts, NULL, &crc);
+    mkv_crc_count(tpath("nocrc.mkv"), &c0, &k0);
+    mkv_crc_count(tpath("crc.mkv"), &c1, &k1);
+    CHECK(rc == 0 && c0 >= 1 && k0 == 0 && c1 >= 1 && k1 == c1 &&
+          read_edges(tpath("nocrc.mkv"), 48, 32, 6, pts, tb, 0, d1, sizeof d1) == 0 &&
+          read_edges(tpath("crc.mkv"), 48, 32, 6, pts, tb, 0, d2, sizeof d2) == 0,
+          "mkv: no CRC-32 element in a cluster by default, one in each with "
+          "venc_opts.mkv_crc; same frames",
+          "rc %d; default %d clusters %d with CRC; mkv_crc %d clusters %d with CRC; %s %s",
+          rc, c0, k0, c1, k1, d1, d2);
+}
+
 static void test_mkv_tiny(void)
 {
     static const int sz[][2] = {{1, 1}, {1, 5}, {5, 1}, {2, 2}, {3, 2}, {2, 3},
@@ -871,7 +918,7 @@ static int same_bytes(const char *a, const char *b)
 }
 
 /* hfyu_enc.c's FFVHuff frames == libavcodec's ffvhuff packets (gray8,
- * median, context 0: video_io.c's settings), byte for byte: sizes from
+ * median, context 0: venc.c's settings), byte for byte: sizes from
  * 1x1 up, odd ones, rows wider than hfyu_code's 4096-pixel pieces, and
  * contents whose residuals take short codes (flat, smooth, sparse edges)
  * and long ones (noise, alternating extremes). */
@@ -978,7 +1025,7 @@ static void test_hfyu(void)
     }
 }
 
-/* How many encoders code at once (venc_lanes' rule): one a thread below
+/* How many encoders code at once (et_count's rule, venc_thread.c): one a thread below
  * 8 threads; from 8 on half of them, or three quarters for NVDEC's frames
  * (venc_opts.gpu_frames); FFV1 one a 4 threads. */
 static void test_mkv_lane_rule(void)
@@ -997,7 +1044,7 @@ static void test_mkv_lane_rule(void)
         venc_writer *wr = NULL;
         venc_opts vo = {.threads = t[i].threads, .gpu_frames = t[i].gpu, .codec = t[i].codec};
         int got = -1;
-        if (so_open(&out, tpath("lanes.mkv"), &so, NULL, 0) == 0 &&
+        if (so_open(&out, tpath("encoders.mkv"), &so, NULL, 0) == 0 &&
             venc_open(out, "mkv", 640, 360, (AVRational){1, 25}, (AVRational){25, 1}, &vo,
                       &wr) == 0)
             got = venc_encoders(wr);
@@ -1018,7 +1065,7 @@ static void test_mkv_lane_rule(void)
           "venc_lanes_follow_decoder: FFVHuff/MagicYUV .mkv from 8 threads only", " ");
 }
 
-/* Frame-parallel FFV1 (venc_opts.lanes): each frame is a keyframe
+/* Frame-parallel FFV1 (venc_opts.encoders): each frame is a keyframe
  * coded from itself alone by whichever encoder is free, the packets muxed
  * in frame order, so any number of encoders must write the bytes one
  * encoder writes, and decode to the exact edge maps.  Sizes with slices,
@@ -1053,7 +1100,7 @@ static void test_mkv_parallel(void)
                 break;
             }
             for (size_t c = 0; c < sizeof cfg / sizeof cfg[0] && !bad; c++) {
-                venc_opts vo = {.threads = cfg[c][0], .lanes = cfg[c][1],
+                venc_opts vo = {.threads = cfg[c][0], .encoders = cfg[c][1],
                                 .codec = codecs[q]};
                 if (write_edges(tpath("par.mkv"), "mkv", w, h, n, tb, (AVRational){25, 1},
                                 pts, dur, &vo) ||
@@ -1076,7 +1123,7 @@ static void test_mkv_parallel(void)
     if (access("/dev/full", W_OK) == 0) {
         char msg[1024];
         int lines, rc;
-        venc_opts vo = {.threads = 4, .lanes = 3};
+        venc_opts vo = {.threads = 4, .encoders = 3};
         stderr_begin();
         rc = write_edges("/dev/full", "mkv", 64, 64, 40, tb, (AVRational){25, 1}, NULL,
                          NULL, &vo);
@@ -1091,7 +1138,7 @@ static void test_mkv_parallel(void)
         so_file *out = NULL;
         venc_writer *wr = NULL;
         so_opts so = {1, 0};
-        venc_opts vo = {.threads = 2, .lanes = 4};
+        venc_opts vo = {.threads = 2, .encoders = 4};
         uint8_t e[96 * 64];
         char msg[1024] = "";
         int ok = 0, lines, put = 0, rc = 0;
@@ -1452,6 +1499,7 @@ int main(void)
     test_conversion();
     test_mkv_roundtrip();
     test_mkv_tiny();
+    test_mkv_crc();
     test_mkv_parallel();
     test_mkv_lane_rule();
     test_hfyu();

@@ -1,0 +1,656 @@
+/*
+ * venc.c — edge maps out as video through libavcodec/libavformat (FFmpeg
+ * 5.1 API: send/receive only, no deprecated calls): the codecs each
+ * container takes, the encoder's settings, the muxer.  See venc.h for the
+ * behaviour; the comments here say why.
+ */
+#include "venc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/opt.h>
+
+#include "util.h"
+#include "venc_internal.h"
+#include "vid_internal.h"
+
+/* Custom AVIO buffer for direct (streamed) outputs. */
+#define VENC_IO_BUF (64 * 1024)
+
+/* Marks the output failed: an errno-style error is a write error that
+ * safeout reports; anything else gets our own line. */
+void venc_error(venc_writer *w, const char *what, int err)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int e = AVUNERROR(err);
+    if (atomic_exchange(&w->failed, 1))
+        return; /* one message a writer */
+    if (sig_stop && (err == AVERROR_EXIT || e == EINTR))
+        return;
+    if (e > 0 && e < 4096 && e != ENOMEM && e != EINVAL && e != ENOSYS) {
+        so_fail(w->out, e); /* so_abort prints "cannot write: ..." */
+        return;
+    }
+    ge_err(so_name(w->out), "cannot encode video: %s: %s", what,
+           vid_err_str(err, eb, sizeof eb));
+}
+
+static int io_write(void *opaque, uint8_t *buf, int size)
+{
+    if (size > 0 && so_write(opaque, buf, (size_t)size) < 0)
+        return AVERROR(EIO);
+    return size > 0 ? size : 0;
+}
+
+/* FFV1 version 3 slice grid.  ffv1enc.c takes, for a requested count,
+ * the first nv x nh (nv rows, nv <= nh < 2 nv, nh <= W, nv <= H, bounded
+ * slice area) in this order.  The slice header codes positions as
+ * (x + 1) * nh / W, which only round-trips when nh < W and nv < H
+ * (FFmpeg 5.1 writes 2x2 with 4 slices, or any 1-pixel-high frame, and
+ * decodes zeros), so such grids are skipped here.  The smallest count
+ * >= want (at least 4, to scale), or 0 when none fits: then version 1. */
+static int ffv1_slices(int w, int h, int want)
+{
+    if (want < 4)
+        want = 4;
+    if (want > 64)
+        want = 64;
+    for (int s = want; s <= 256; s++)
+        for (int nv = 1; nv < 32; nv++)
+            for (int nh = nv; nh < 2 * nv; nh++) {
+                int64_t maxw = (w + nh - 1) / nh, maxh = (h + nv - 1) / nv;
+                if (nh > w || nv > h || maxw * maxh * 9 > (8 << 24))
+                    continue;
+                if (nh * nv != s)
+                    continue;
+                if (nh < w && nv < h)
+                    return s;
+                /* the encoder would take this grid: try the next count */
+                nv = 32;
+                break;
+            }
+    return 0;
+}
+
+/* Allocates and opens one encoder with the writer's settings.  Called once,
+ * or once an encoder thread for frame-parallel intra codecs (the same settings but for
+ * FFV1's slice threads, which do not change the bytes).  threads: the
+ * encoder's threads.  Returns 0 or an AVERROR. */
+int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
+             const venc_opts *o, AVCodecContext **out)
+{
+    enum AVPixelFormat pixfmt = wr->pixfmt;
+    int slices = wr->slices;
+    AVCodecContext *enc = avcodec_alloc_context3(codec);
+    AVDictionary *copts = NULL;
+    int ret;
+
+    *out = NULL;
+    if (!enc)
+        return AVERROR(ENOMEM);
+    enc->width = wr->cw;
+    enc->height = wr->ch;
+    enc->pix_fmt = pixfmt;
+    enc->time_base = wr->tb;
+    enc->framerate = wr->fps;
+    enc->sample_aspect_ratio = (AVRational){1, 1};
+    /* Edge values are 0..255 as they are: full range, so players show
+     * 255 as white instead of clipping 235..255. */
+    enc->color_range = AVCOL_RANGE_JPEG;
+    enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
+    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
+        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+    if (wr->vc->id == VC_FFV1) {
+        enc->gop_size = 1;  /* every frame self-contained */
+        if (slices > 0) {
+            enc->level = 3; /* FFV1 version 3: slices, CRCs */
+            enc->slices = slices;
+            enc->thread_count = threads;
+            enc->thread_type = FF_THREAD_SLICE;
+            av_dict_set(&copts, "slicecrc", "1", 0);
+        } else {
+            enc->level = 1; /* tiny frames: one slice, no header grid */
+        }
+    } else if (wr->vc->id == VC_FFVHUFF || wr->vc->id == VC_MAGICYUV) {
+        /* One thread: libavcodec's frame threads would delay packets (the
+         * encoder threads expect each frame's packet at once) and they do the
+         * same work.  FFVHuff's median prediction and MagicYUV's median:
+         * the smallest files of their predictors at about the same speed
+         * (BENCHMARKS.md); FFVHuff's context 0 keeps its fixed tables in
+         * the extradata, so every frame stands alone. */
+        enc->thread_count = 1;
+        av_dict_set(&copts, "pred", "median", 0);
+        if (wr->vc->id == VC_FFVHUFF)
+            av_dict_set(&copts, "context", "0", 0);
+    } else if (wr->vc->id == VC_X264) {
+        /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
+         * without B-frames every pts stays where it was given. */
+        if (wr->kind == VENC_MP4 && !strcmp(so_path(wr->out), so_name(wr->out)))
+            enc->max_b_frames = 0;
+        av_dict_set(&copts, "crf", o && o->crf ? o->crf : VENC_DEFAULT_CRF, 0);
+        av_dict_set(&copts, "preset", o && o->preset ? o->preset : VENC_DEFAULT_PRESET, 0);
+        enc->thread_count = o && o->threads > 0 ? o->threads : 0;
+    }
+    ret = avcodec_open2(enc, codec, &copts);
+    av_dict_free(&copts);
+    if (ret < 0) {
+        avcodec_free_context(&enc);
+        return ret;
+    }
+    *out = enc;
+    return 0;
+}
+
+/* A gray8 picture from the writer's pool.  FFV1 keeps a reference to the
+ * last frame it coded, so the frame given before is not writable yet:
+ * av_frame_make_writable would allocate a new buffer and copy stale pixels
+ * into it every frame; a pooled buffer comes back once FFV1 lets it go. */
+static int pool_frame(venc_writer *w, AVFrame *f)
+{
+    av_frame_unref(f);
+    f->buf[0] = av_buffer_pool_get(w->pool);
+    if (!f->buf[0])
+        return AVERROR(ENOMEM);
+    f->data[0] = f->buf[0]->data;
+    f->linesize[0] = w->linesize;
+    f->format = AV_PIX_FMT_GRAY8;
+    f->width = w->cw;
+    f->height = w->ch;
+    f->color_range = AVCOL_RANGE_JPEG;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+
+/* Opens wr->enc and, for intra codecs with threads to spare, the encoder
+ * threads.  Returns 0, -1 (message printed) or AVERROR(ENOMEM). */
+static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
+                         const venc_opts *o)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret, threads = 0, nenc = 1;
+
+    if (wr->vc->id == VC_FFV1) {
+        /* The slice count follows the frame size alone, so the bytes do
+         * not depend on --threads: 16 from 512x512 pixels on, enough for an
+         * encoder's slice threads, else 4; the threads are then split
+         * between encoders working on successive frames (et_count) and
+         * their slices. */
+        threads = venc_cpu_threads(o ? o->threads : 0);
+        wr->slices = (int64_t)w * h >= 512 * 512 ? ffv1_slices(w, h, 16) : 0;
+        if (wr->slices == 0)
+            wr->slices = ffv1_slices(w, h, 4);
+        if (wr->slices > 0)
+            nenc = et_count(wr, threads, o);
+        if (nenc > 1)
+            threads = threads / nenc > 0 ? threads / nenc : 1;
+    } else if (wr->vc->frame_par) {
+        /* one thread an encoder; nothing in the bytes depends on threads */
+        threads = 1;
+        nenc = et_count(wr, venc_cpu_threads(o ? o->threads : 0), o);
+    }
+    ret = enc_open(wr, codec, threads, o, &wr->enc);
+    if (ret < 0) {
+        ge_err(so_name(wr->out), "cannot open the %s encoder (%dx%d): %s", codec->name,
+               wr->cw, wr->ch, vid_err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    if (nenc > 1) {
+        ret = et_init(wr, codec, nenc, threads, o);
+        if (ret == AVERROR(ENOMEM))
+            return AVERROR(ENOMEM);
+        /* any other failure: one encoder (with fewer threads) still
+         * writes the same bytes */
+    }
+    /* FFVHuff on encoder threads: coded by hfyu_enc.c from the extradata's
+     * tables when they are what it codes; the same bytes as libavcodec's
+     * encoder in less CPU (measured: BENCHMARKS.md "Our own FFVHuff coder") */
+    if (wr->et && wr->vc->id == VC_FFVHUFF && wr->pixfmt == AV_PIX_FMT_GRAY8) {
+        if (!(wr->hfyu = malloc(sizeof *wr->hfyu)))
+            return AVERROR(ENOMEM);
+        if (hfyu_parse(wr->enc->extradata, wr->enc->extradata_size, wr->hfyu)) {
+            free(wr->hfyu);
+            wr->hfyu = NULL;
+        }
+    }
+    return 0;
+}
+
+/* Opens the muxer's output and sets its options in *mopts.  Returns 0,
+ * -1 (message printed) or AVERROR(ENOMEM). */
+static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts)
+{
+    so_file *out = wr->out;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int direct, ret;
+
+    /* A regular output is a seekable temp file (the muxers write their
+     * indexes at the end); a direct one (stdout, pipe, device) streams
+     * through so_write, which records the errors. */
+    direct = !strcmp(so_path(out), so_name(out));
+    if (direct) {
+        uint8_t *iob = av_malloc(VENC_IO_BUF);
+        if (!iob)
+            return AVERROR(ENOMEM);
+        wr->oc->pb = avio_alloc_context(iob, VENC_IO_BUF, 1, out, NULL, io_write, NULL);
+        if (!wr->oc->pb) {
+            av_free(iob);
+            return AVERROR(ENOMEM);
+        }
+        wr->custom_io = 1;
+        wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
+        if (wr->kind == VENC_MP4)
+            av_dict_set(mopts, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+    } else {
+        char *url;
+        if (asprintf(&url, "file:%s", so_path(out)) < 0)
+            return AVERROR(ENOMEM);
+        ret = avio_open2(&wr->oc->pb, url, AVIO_FLAG_WRITE,
+                         &wr->oc->interrupt_callback, NULL);
+        free(url);
+        if (ret < 0) {
+            ge_err(so_name(out), "cannot open output: %s", vid_err_str(ret, eb, sizeof eb));
+            return -1;
+        }
+    }
+    /* No CRC-32 element in each Matroska cluster (the elements are
+     * optional; FFmpeg writes them by default): its muxer checksums every
+     * byte it writes on the one thread that writes them, 1 ms of a 1080p
+     * FFVHuff frame's 1.4 ms there (BENCHMARKS.md, "The .mkv bound").
+     * FFV1 keeps its slice CRCs.  venc_opts.mkv_crc writes them. */
+    if (wr->kind == VENC_MKV && !(o && o->mkv_crc))
+        av_dict_set(mopts, "write_crc32", "0", 0);
+    return 0;
+}
+
+int venc_open(so_file *out, const char *format_ext, int w, int h,
+              AVRational time_base, AVRational fps, const venc_opts *o,
+              venc_writer **wp)
+{
+    venc_writer *wr = NULL;
+    const AVCodec *codec = NULL;
+    const char *muxer;
+    const char *name = so_name(out);
+    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16], eb2[256];
+    enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
+    AVDictionary *mopts = NULL;
+    int ret;
+
+    vid_log_init();
+    *wp = NULL;
+    venc_ext_of(format_ext, ext, sizeof ext);
+    if (w <= 0 || h <= 0) {
+        ge_err(name, "cannot encode video: empty frame size %dx%d", w, h);
+        return -1;
+    }
+    wr = calloc(1, sizeof *wr);
+    if (!wr)
+        goto oom;
+    wr->out = out;
+    wr->w = wr->cw = w;
+    wr->h = wr->ch = h;
+    wr->fps = vid_valid_q(fps) ? fps : (AVRational){25, 1};
+    wr->last_pts = AV_NOPTS_VALUE;
+
+    wr->kind = venc_kind(ext);
+    if (wr->kind < 0) {
+        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
+        goto fail;
+    }
+    if (venc_codec_check(ext, o ? o->codec : NULL, o ? o->preset : NULL,
+                         o ? o->crf : NULL, eb2, sizeof eb2)) {
+        ge_err(name, "cannot encode video: %s", eb2);
+        goto fail;
+    }
+    wr->vc = venc_codec_find(wr->kind, o ? o->codec : NULL);
+    muxer = wr->kind == VENC_MKV ? "matroska" : wr->kind == VENC_MP4 ? "mp4"
+            : "yuv4mpegpipe";
+    codec = avcodec_find_encoder_by_name(wr->vc->lib);
+    if (wr->vc->id == VC_X264) {
+        pixfmt = AV_PIX_FMT_YUV420P;
+        /* 4:2:0 has no odd sizes: pad with a column/row of 0 */
+        wr->cw = (w + 1) & ~1;
+        wr->ch = (h + 1) & ~1;
+    } else if (wr->vc->id == VC_WRAPPED && o && o->y4m_yuv420) {
+        pixfmt = AV_PIX_FMT_YUV420P;
+    }
+    wr->pixfmt = pixfmt;
+    if (!codec) {
+        ge_err(name, "cannot encode video: this libavcodec has no %s encoder",
+               wr->vc->lib);
+        goto fail;
+    }
+    /* Y4M's header holds the rate and each frame is one 1/fps tick. */
+    wr->tb = wr->kind == VENC_Y4M ? av_inv_q(wr->fps)
+             : vid_valid_q(time_base) ? time_base : av_inv_q(wr->fps);
+
+    ret = avformat_alloc_output_context2(&wr->oc, NULL, muxer, NULL);
+    if (ret < 0 || !wr->oc) {
+        ge_err(name, "cannot encode video: no %s muxer: %s", muxer,
+               vid_err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    /* Same input, same bytes: no random Matroska segment UID, no dates or
+     * library versions in the headers (reproducible outputs, resumable
+     * batches that can be compared). */
+    wr->oc->flags |= AVFMT_FLAG_BITEXACT;
+    wr->oc->interrupt_callback.callback = vid_interrupt_cb;
+    if (!(wr->st = avformat_new_stream(wr->oc, NULL)) ||
+        !(wr->frame = av_frame_alloc()) || !(wr->pkt = av_packet_alloc()))
+        goto oom;
+
+    ret = open_encoders(wr, codec, w, h, o);
+    if (ret == AVERROR(ENOMEM))
+        goto oom;
+    if (ret < 0)
+        goto fail;
+    ret = avcodec_parameters_from_context(wr->st->codecpar, wr->enc);
+    if (ret < 0)
+        goto oom;
+    wr->st->time_base = wr->tb;
+    wr->st->avg_frame_rate = wr->fps;
+    wr->st->r_frame_rate = wr->fps;
+
+    if (pixfmt == AV_PIX_FMT_GRAY8 && wr->vc->id != VC_WRAPPED) {
+        wr->linesize = FFALIGN(wr->cw, 64);
+        wr->pool = av_buffer_pool_init((size_t)wr->linesize * wr->ch + 64, NULL);
+        if (!wr->pool || pool_frame(wr, wr->frame) < 0)
+            goto oom;
+    } else {
+        wr->frame->format = pixfmt;
+        wr->frame->width = wr->cw;
+        wr->frame->height = wr->ch;
+        wr->frame->color_range = AVCOL_RANGE_JPEG;
+        if (av_frame_get_buffer(wr->frame, 0) < 0)
+            goto oom;
+    }
+
+    ret = open_output(wr, o, &mopts);
+    if (ret == AVERROR(ENOMEM))
+        goto oom;
+    if (ret < 0)
+        goto fail;
+    ret = avformat_write_header(wr->oc, &mopts);
+    if (ret < 0) {
+        venc_error(wr, "writing the header", ret);
+        goto fail;
+    }
+    av_dict_free(&mopts);
+    if (wr->et && et_start(wr) == 0)
+        et_free(wr); /* no thread: code in venc_put instead */
+    if (ge_verbose && wr->vc->id == VC_FFV1)
+        ge_note("%s: FFV1 %dx%d, %d slice%s, %d encoder%s of %d thread%s", name, w, h,
+                wr->slices, wr->slices == 1 ? "" : "s", wr->et ? wr->et->n : 1,
+                wr->et && wr->et->n > 1 ? "s" : "",
+                wr->enc->thread_count, wr->enc->thread_count == 1 ? "" : "s");
+    else if (ge_verbose)
+        ge_note("%s: %s %dx%d, %d encoder%s", name, wr->vc->lib, wr->cw, wr->ch,
+                wr->et ? wr->et->n : 1, wr->et && wr->et->n > 1 ? "s" : "");
+    *wp = wr;
+    return 0;
+
+oom:
+    ge_err(name, "cannot encode video: %s", strerror(ENOMEM));
+fail:
+    av_dict_free(&mopts);
+    if (wr)
+        wr->failed = 1;
+    venc_close(&wr, 1);
+    return -1;
+}
+
+static int ts_push(venc_writer *w, int64_t pts, int64_t dur)
+{
+    if (w->nts == w->cap_ts) {
+        size_t cap = w->cap_ts ? 2 * w->cap_ts : 64;
+        ts_entry *p = realloc(w->ts, cap * sizeof *p);
+        if (!p)
+            return -1;
+        w->ts = p;
+        w->cap_ts = cap;
+    }
+    w->ts[w->nts].pts = pts;
+    w->ts[w->nts].dur = dur;
+    w->nts++;
+    return 0;
+}
+
+/* The duration given with the frame whose pts the packet carries
+ * (encoders such as x264 reorder, and none in 5.1 pass durations on). */
+static int64_t ts_take(venc_writer *w, int64_t pts)
+{
+    for (size_t i = 0; i < w->nts; i++)
+        if (w->ts[i].pts == pts) {
+            int64_t d = w->ts[i].dur;
+            w->ts[i] = w->ts[--w->nts];
+            return d;
+        }
+    return 0;
+}
+
+/* Muxes one packet from the encoder (or an encoder thread's, with the same time
+ * base, and dur its frame's duration; else dur 0 and the duration comes
+ * from ts_take).  The packet is unreferenced.  0, or -1 (failed). */
+int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
+{
+    int ret;
+    if (dur > 0) {
+        pkt->duration = dur; /* an encoder thread's packet: its frame's duration */
+    } else if (pkt->pts != AV_NOPTS_VALUE) {
+        int64_t d = ts_take(w, pkt->pts);
+        if (d > 0)
+            pkt->duration = d;
+    }
+    av_packet_rescale_ts(pkt, w->enc->time_base, w->st->time_base);
+    pkt->stream_index = w->st->index;
+    ret = av_interleaved_write_frame(w->oc, pkt); /* unrefs pkt */
+    if (ret < 0) {
+        venc_error(w, "writing", ret);
+        return -1;
+    }
+    if (!w->custom_io) /* libavformat writes the temp file itself */
+        so_writeback(w->out, avio_tell(w->oc->pb));
+    return 0;
+}
+
+/* Receives every packet the encoder has ready and muxes it. */
+static int drain_packets(venc_writer *w)
+{
+    for (;;) {
+        int ret = avcodec_receive_packet(w->enc, w->pkt);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
+            return 0;
+        if (ret < 0) {
+            venc_error(w, "encoding", ret);
+            return -1;
+        }
+        if (mux_packet(w, w->pkt, 0))
+            return -1;
+    }
+}
+
+int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
+                   int pitch, int64_t pts, int64_t duration)
+{
+    AVFrame *f;
+    enc_slot *slot = NULL;
+    double t_copy = 0;
+    int cw, chh, ret;
+
+    if (!w || w->failed)
+        return -1;
+    if (sig_stop) {
+        w->failed = 1;
+        return -1;
+    }
+    if ((width != w->w || height != w->h) && !w->size_noted) {
+        ge_note("%s: frame size changed from %dx%d to %dx%d; the video keeps "
+                "%dx%d (cropped or padded with 0)", so_name(w->out), w->w, w->h,
+                width, height, w->w, w->h);
+        w->size_noted = 1;
+    }
+    if (w->et) {
+        /* a free slot, a fresh pooled picture */
+        slot = et_slot(w);
+        if (!slot)
+            return -1;
+        t_copy = ge_now();
+        f = slot->frame;
+        ret = pool_frame(w, f);
+    } else {
+        f = w->frame;
+        /* The encoder may still hold the last frame (a reference): FFV1
+         * always does, others seldom; copy on write, as
+         * doc/examples/muxing.c does, or a pooled buffer for FFV1. */
+        if (w->pool)
+            ret = av_frame_is_writable(f) ? 0 : pool_frame(w, f);
+        else
+            ret = av_frame_make_writable(f);
+    }
+    if (ret < 0) {
+        venc_error(w, "allocating a frame", ret);
+        return -1;
+    }
+    cw = width < w->w ? width : w->w;
+    chh = height < w->h ? height : w->h;
+    for (int y = 0; y < w->ch; y++) {
+        uint8_t *row = f->data[0] + (ptrdiff_t)y * f->linesize[0];
+        int n = 0;
+        if (y < chh && edge) {
+            memcpy(row, edge + (ptrdiff_t)y * pitch, (size_t)cw);
+            n = cw;
+        }
+        memset(row + n, 0, (size_t)(w->cw - n));
+    }
+    if (f->format == AV_PIX_FMT_YUV420P)
+        for (int p = 1; p <= 2; p++)
+            for (int y = 0; y < (w->ch + 1) / 2; y++)
+                memset(f->data[p] + (ptrdiff_t)y * f->linesize[p], 128,
+                       (size_t)(w->cw + 1) / 2);
+
+    if (w->kind == VENC_Y4M) {
+        pts = w->nput; /* one 1/fps tick a frame */
+        duration = 1;
+    } else {
+        if (pts == AV_NOPTS_VALUE ||
+            (w->last_pts != AV_NOPTS_VALUE && pts <= w->last_pts))
+            pts = w->last_pts == AV_NOPTS_VALUE
+                      ? 0 : w->last_pts + (w->last_dur > 0 ? w->last_dur : 1);
+        if (duration <= 0) {
+            if (w->last_pts != AV_NOPTS_VALUE)
+                duration = pts - w->last_pts;
+            else
+                duration = av_rescale_q(1, av_inv_q(w->fps), w->tb);
+            if (duration <= 0)
+                duration = 1;
+        }
+    }
+    if (!w->et && ts_push(w, pts, duration)) {
+        venc_error(w, "allocating", AVERROR(ENOMEM));
+        return -1;
+    }
+    f->pts = pts;
+    f->pkt_duration = duration;
+    if (w->et) {
+        et_submit(w->et, slot, duration, ge_now() - t_copy);
+    } else {
+        ret = avcodec_send_frame(w->enc, f);
+        if (ret < 0) {
+            venc_error(w, "encoding", ret);
+            return -1;
+        }
+    }
+    w->last_pts = pts;
+    w->last_dur = duration;
+    w->nput++;
+    return w->et ? 0 : drain_packets(w);
+}
+
+int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
+             int64_t duration)
+{
+    if (!w)
+        return -1;
+    return venc_put_sized(w, edge, w->w, w->h, pitch, pts, duration);
+}
+
+int venc_close(venc_writer **wp, int abandon)
+{
+    venc_writer *w;
+    int rc = 0, ret;
+
+    if (!wp || !*wp)
+        return 0;
+    w = *wp;
+    *wp = NULL;
+    if (w->et)
+        et_finish(w, abandon || w->failed); /* failures set w->failed */
+    if (!abandon && !w->failed) {
+        /* flush: a NULL frame, then every packet up to AVERROR_EOF (the
+         * encoder threads were flushed above) */
+        if (!w->et) {
+            ret = avcodec_send_frame(w->enc, NULL);
+            if (ret < 0 && ret != AVERROR_EOF)
+                venc_error(w, "flushing the encoder", ret);
+            else
+                drain_packets(w);
+        }
+        if (!w->failed) {
+            ret = av_write_trailer(w->oc);
+            if (ret < 0)
+                venc_error(w, "writing the trailer", ret);
+        }
+        if (!w->failed && w->oc->pb) {
+            avio_flush(w->oc->pb);
+            if (w->oc->pb->error < 0)
+                venc_error(w, "writing", w->oc->pb->error);
+        }
+    }
+    if (abandon || w->failed)
+        rc = -1;
+    if (w->oc && w->oc->pb) {
+        if (w->custom_io) {
+            av_freep(&w->oc->pb->buffer);
+            avio_context_free(&w->oc->pb);
+        } else {
+            ret = avio_closep(&w->oc->pb);
+            if (ret < 0 && rc == 0) {
+                venc_error(w, "closing", ret);
+                rc = -1;
+            }
+        }
+    }
+    if (abandon && !w->failed)
+        rc = 0; /* abandoning on purpose is not a failure of ours */
+    et_free(w);
+    avformat_free_context(w->oc);
+    avcodec_free_context(&w->enc);
+    av_frame_free(&w->frame);
+    av_packet_free(&w->pkt);
+    av_buffer_pool_uninit(&w->pool);
+    free(w->hfyu);
+    free(w->ts);
+    free(w);
+    return rc;
+}
+
+int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int threads)
+{
+    int kind = venc_kind(format_ext);
+    const venc_codec *vc = kind < 0 ? NULL : venc_codec_find(kind, codec);
+    /* et_count: FFVHuff/MagicYUV encoders depend on it from VENC_SHARE_FROM on */
+    return vc && vc->frame_par && vc->id != VC_FFV1 && venc_cpu_threads(threads) >= VENC_SHARE_FROM;
+}
+
+int venc_encoders(const venc_writer *w)
+{
+    return w && w->et ? w->et->n : 1;
+}
+

@@ -1,0 +1,801 @@
+/*
+ * vid_read.c — video in through libavformat/libavcodec (FFmpeg 5.1 API:
+ * send/receive only, no deprecated calls): the probe, the reader, NVDEC
+ * through hwdec.c.  See video_io.h for the behaviour; the comments here
+ * say why.
+ */
+#include "video_io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/log.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+
+#include "hwdec.h"
+#include "image_av.h"
+#include "util.h"
+#include "vid_internal.h"
+
+/* A decoder that fails this many times in a row without a frame is not
+ * going to recover: the file fails instead of spinning. */
+#define VID_MAX_ERRORS_IN_ROW 1000
+
+// ---------------------------------------------------------------------------
+// libav's log: decoding errors it only logs
+
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+/* Readers whose demuxer/decoder messages are being counted (see log_cb). */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct vid_reader *live_head;
+static void count_log_error(void *opaque);
+
+/* Many decoders conceal damage without telling the API (FFV1 in 5.1 logs
+ * "slice CRC mismatch" and copies the slice from the previous frame), so
+ * error-level lines logged by a reader's demuxer or decoder contexts
+ * (frame-thread copies share the opaque pointer) are counted as corrupt
+ * data.  Then libav's default callback applies the log level. */
+static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
+{
+    if (level <= AV_LOG_ERROR && avcl && fmt && *fmt &&
+        fmt[strlen(fmt) - 1] == '\n') {
+        const AVClass *cls = *(const AVClass *const *)avcl;
+        if (cls == avcodec_get_class())
+            count_log_error(((AVCodecContext *)avcl)->opaque);
+        else if (cls == avformat_get_class())
+            count_log_error(((AVFormatContext *)avcl)->opaque);
+    }
+    av_log_default_callback(avcl, level, fmt, vl);
+}
+
+/* libav would print multi-line diagnostics of its own; our one line names
+ * the reason.  A level someone set before us is kept. */
+static void log_init(void)
+{
+    if (av_log_get_level() == AV_LOG_INFO)
+        av_log_set_level(ge_verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
+    av_log_set_callback(log_cb);
+}
+
+void vid_log_init(void)
+{
+    pthread_once(&log_once, log_init);
+}
+
+// ---------------------------------------------------------------------------
+// Probe: video or image?
+
+static int in_list(const char *e, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(e, list[i]))
+            return 1;
+    return 0;
+}
+
+/* What stb reads (DESIGN.md §3): these stay images, GIF's first frame too. */
+static const char *const image_exts[] = {
+    "png", "jpg", "jpeg", "jpe", "bmp", "tga", "psd", "hdr", "pnm", "ppm",
+    "pgm", "pic", "gif", NULL};
+static const char *const video_exts[] = {
+    "mkv", "mka", "webm", "mp4", "m4v", "mov", "qt", "avi", "flv", "f4v",
+    "ts", "mts", "m2ts", "m2t", "mpg", "mpeg", "m2v", "m1v", "vob", "ogv",
+    "ogg", "3gp", "3g2", "wmv", "asf", "y4m", "nut", "mxf", "dv", "h264",
+    "264", "h265", "265", "hevc", "ivf", "rm", "rmvb", "gifv", "apng", NULL};
+
+int vid_probe(const char *path)
+{
+    char ebuf[16];
+    const char *e;
+    unsigned char *buf;
+    int fd, score = 0, ret = 0;
+    ssize_t got = 0;
+    const AVInputFormat *fmt;
+    AVProbeData pd;
+    enum { PROBE_BYTES = 4096 };
+
+    if (!path)
+        return 0;
+    if (!strcmp(path, "-"))
+        return 1;
+    e = ge_ext(path, ebuf, sizeof ebuf);
+    if (in_list(e, image_exts) || imgav_is_image_ext(e))
+        return 0;
+    if (in_list(e, video_exts))
+        return 1;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* the image loader will say why it cannot be read */
+    buf = calloc(1, PROBE_BYTES + AVPROBE_PADDING_SIZE);
+    if (buf) {
+        while (got < PROBE_BYTES) {
+            ssize_t n = read(fd, buf + got, (size_t)(PROBE_BYTES - got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            got += n;
+        }
+    }
+    close(fd);
+    if (!buf || got <= 0) {
+        free(buf);
+        return 0;
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.filename = "";  /* contents only: the extension was looked at above */
+    pd.buf = buf;
+    pd.buf_size = (int)got;
+    fmt = av_probe_input_format3(&pd, 1, &score);
+    /* Below 26 libavformat itself would keep reading before trusting it. */
+    if (fmt && score > AVPROBE_SCORE_MAX / 4 && !strstr(fmt->name, "_pipe") &&
+        strcmp(fmt->name, "image2") && strcmp(fmt->name, "gif") &&
+        strcmp(fmt->name, "tty"))
+        ret = 1;
+    free(buf);
+    return ret;
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+struct vid_reader {
+    struct vid_reader *live_next; /* registry for log_cb */
+    long log_errors;              /* atomic: written by decoder threads */
+    char *path;
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVPacket *pkt;
+    AVFrame *frame;
+    vid_conv conv;
+    int vidx;
+    AVRational tb;
+    int64_t start_ts;  /* frames before it are decoded and dropped */
+    long max_frames;
+    int rgb;
+    int opened;        /* vid_open succeeded (close notes errors only then) */
+    int failed;        /* vid_next printed why the file failed */
+    int draining, eof;
+    long nout;
+    long corrupt;
+    int errors_in_row;
+    int64_t last_pts, last_dur;
+    /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
+    hw_dec *hw;
+    int hw_only;       /* the decoder has no software path (FFmpeg's av1) */
+    int hw_lost;       /* ... and its hwaccel gave up: the file fails */
+    int hw_soft_noted; /* "decoding in software" said once */
+    int hw_noted;      /* "NVDEC decoding" said once */
+    int hw_mark_set;   /* get_format just chose CUDA (in this decode call) */
+    long hw_log_mark;  /* log_errors then */
+    const AVCodec *sw_codec; /* the stream's software decoder */
+    int threads;       /* decoder threads (0 = auto) */
+    /* vid_open_mem: the caller's bytes, read through our AVIOContext */
+    AVIOContext *avio;
+    const uint8_t *mem;
+    size_t mem_size, mem_pos;
+};
+
+static void count_log_error(void *opaque)
+{
+    pthread_mutex_lock(&live_mu);
+    for (vid_reader *r = live_head; r; r = r->live_next)
+        if (r == opaque) {
+            __atomic_add_fetch(&r->log_errors, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_add(vid_reader *r)
+{
+    pthread_mutex_lock(&live_mu);
+    r->live_next = live_head;
+    live_head = r;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void live_remove(vid_reader *r)
+{
+    pthread_mutex_lock(&live_mu);
+    for (vid_reader **p = &live_head; *p; p = &(*p)->live_next)
+        if (*p == r) {
+            *p = r->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static char *input_url(const char *path)
+{
+    char *url;
+    if (!strcmp(path, "-"))
+        return strdup("pipe:0");
+    if (strstr(path, "://"))
+        return strdup(path);
+    /* "file:" so that a name with a colon is never taken for a protocol. */
+    if (asprintf(&url, "file:%s", path) < 0)
+        return NULL;
+    return url;
+}
+
+// In-memory input (vid_open_mem): read and seek callbacks over the bytes.
+
+static int mem_read(void *opaque, uint8_t *buf, int size)
+{
+    vid_reader *r = opaque;
+    size_t n = r->mem_size - r->mem_pos;
+    if (n == 0)
+        return AVERROR_EOF;
+    if (size < 0)
+        return AVERROR(EINVAL);
+    if (n > (size_t)size)
+        n = (size_t)size;
+    memcpy(buf, r->mem + r->mem_pos, n);
+    r->mem_pos += n;
+    return (int)n;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence)
+{
+    vid_reader *r = opaque;
+    int64_t base;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return (int64_t)r->mem_size;
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = (int64_t)r->mem_pos; break;
+    case SEEK_END: base = (int64_t)r->mem_size; break;
+    default: return AVERROR(EINVAL);
+    }
+    /* no overflow: both are within [INT64_MIN/2, INT64_MAX/2] or refused */
+    if (offset > INT64_MAX / 2 || offset < INT64_MIN / 2 ||
+        base + offset < 0 || (uint64_t)(base + offset) > r->mem_size)
+        return AVERROR(EINVAL);
+    r->mem_pos = (size_t)(base + offset);
+    return (int64_t)r->mem_pos;
+}
+
+#define VID_MEM_IO_BUF (32 * 1024)
+
+// NVDEC (--hwdec): which decoder, the device context, get_format.
+
+/* libavcodec offers AV_PIX_FMT_CUDA when the CUDA hwaccel can take the
+ * stream; when its init fails (a size, depth or profile NVDEC does not
+ * support) or the stream changes to such, ff_get_format asks again
+ * without it: then the software format, so decoding goes on in software
+ * (DESIGN.md §1.9: both give the same frames for the exact codecs). */
+static enum AVPixelFormat hw_get_format(AVCodecContext *s, const enum AVPixelFormat *fmts)
+{
+    vid_reader *r = s->opaque;
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA) {
+            r->hw_log_mark = __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+            r->hw_mark_set = 1;
+            return *p;
+        }
+    /* Asked again within the same decode call: the hwaccel's init failed,
+     * and the error lines it logged are not the stream's decoding errors. */
+    if (r->hw_mark_set)
+        __atomic_store_n(&r->log_errors, r->hw_log_mark, __ATOMIC_RELAXED);
+    r->hw_mark_set = 0;
+    if (r->hw_only) {
+        r->hw_lost = 1;
+        return AV_PIX_FMT_NONE;
+    }
+    if (ge_verbose && !r->hw_soft_noted)
+        ge_note("%s: NVDEC does not take this stream (%s, %dx%d): decoding in software",
+                r->path, avcodec_get_name(s->codec_id), s->coded_width, s->coded_height);
+    r->hw_soft_noted = 1;
+    return avcodec_default_get_format(s, fmts);
+}
+
+/* Makes and opens r->dec for codec, with the CUDA hwaccel when r->hw.
+ * Returns 0 or an AVERROR (ENOMEM with r->dec NULL: no context). */
+static int open_decoder(vid_reader *r, const AVCodec *codec)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int ret;
+    r->dec = avcodec_alloc_context3(codec);
+    if (!r->dec)
+        return AVERROR(ENOMEM);
+    ret = avcodec_parameters_to_context(r->dec, st->codecpar);
+    if (ret < 0)
+        return ret;
+    r->dec->pkt_timebase = st->time_base;
+    r->dec->opaque = r; /* log_cb counts its errors */
+    r->dec->thread_count = r->threads;
+    r->dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if (r->hw) {
+        r->dec->get_format = hw_get_format;
+        if (!(r->dec->hw_device_ctx = av_buffer_ref(hw_device_ref(r->hw))))
+            return AVERROR(ENOMEM);
+    }
+    return avcodec_open2(r->dec, codec, NULL);
+}
+
+/* NVDEC refused a stream whose hwaccel decoder has no software path
+ * (FFmpeg's av1): the stream's software decoder (libdav1d) takes over,
+ * with a notice under -v.  Returns open_decoder's status. */
+static int hw_to_software(vid_reader *r)
+{
+    avcodec_free_context(&r->dec);
+    hw_close(&r->hw);
+    r->hw_only = r->hw_lost = 0;
+    r->draining = r->eof = 0;
+    r->errors_in_row = 0;
+    r->corrupt = 0; /* the refused attempt's errors are not the file's */
+    __atomic_store_n(&r->log_errors, 0, __ATOMIC_RELAXED);
+    if (ge_verbose)
+        ge_note("%s: NVDEC does not take this %s stream: decoding in software (%s)", r->path,
+                avcodec_get_name(r->sw_codec->id), r->sw_codec->name);
+    r->hw_soft_noted = 1;
+    return open_decoder(r, r->sw_codec);
+}
+
+/* The same once packets were read: only before the first frame came out,
+ * and only where the input can seek back to where decoding started.
+ * 0 (decoding goes on), or -1 with the file failed (one line). */
+static int hw_fallback(vid_reader *r)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int64_t ts = r->start_ts != AV_NOPTS_VALUE ? r->start_ts
+                 : st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+    if (r->nout > 0 || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: NVDEC does not take this %s stream and its "
+               "decoder has no software path (--hwdec=none decodes it in software)",
+               avcodec_get_name(r->dec->codec_id));
+        return -1;
+    }
+    ret = hw_to_software(r);
+    if (ret < 0) {
+        r->failed = 1;
+        ge_err(r->path, "cannot open the %s decoder: %s", r->sw_codec->name,
+               vid_err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    return 0;
+}
+
+/* Chooses NVDEC or software for this stream (before the decoder is made):
+ * *codec may become FFmpeg's hwaccel-only decoder (AV1).  Returns 0, or
+ * -1 (message printed) when --hwdec=nvdec cannot get a device. */
+static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
+{
+    const AVCodec *c;
+    char why[256];
+    const char *cname = avcodec_get_name((*codec)->id);
+    if (o->rgb) {
+        if (ge_verbose)
+            ge_note("%s: --rgb converts on the host: decoding in software", r->path);
+        return 0;
+    }
+    if (o->hwdec == VID_HWDEC_AUTO && !hw_codec_exact((*codec)->id)) {
+        if (ge_verbose)
+            ge_note("%s: %s decodes in software (NVDEC's pictures may differ; "
+                    "--hwdec=nvdec to force)", r->path, cname);
+        return 0;
+    }
+    c = hw_find_decoder(*codec, &r->hw_only);
+    if (!c) {
+        if (ge_verbose)
+            ge_note("%s: no NVDEC decoder for %s: decoding in software", r->path, cname);
+        return 0;
+    }
+    if (hw_open(NULL, o->device, &r->hw, why, sizeof why)) {
+        r->hw_only = 0;
+        if (o->hwdec == VID_HWDEC_NVDEC) {
+            ge_err(r->path, "--hwdec=nvdec: %s", why);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %s: decoding in software", r->path, why);
+        return 0;
+    }
+    *codec = c;
+    return 0;
+}
+
+/* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
+ * else the n bytes at mem, with path only naming them in messages. */
+static int open_reader(const char *path, const void *mem, size_t mem_n,
+                       const vid_opts *o, vid_reader **out)
+{
+    vid_reader *r = NULL;
+    const AVCodec *codec = NULL, *st_codec;
+    AVStream *st;
+    char *url = NULL;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+
+    vid_log_init();
+    *out = NULL;
+    r = calloc(1, sizeof *r);
+    if (!r || !(r->path = strdup(path)) ||
+        !(url = mem ? strdup(path) : input_url(path)) ||
+        !(r->pkt = av_packet_alloc()) || !(r->frame = av_frame_alloc()) ||
+        !(r->fmt = avformat_alloc_context())) {
+        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    if (mem && mem_n == 0) {
+        ge_err(path, "cannot open video: file is empty"); /* as vid_open says */
+        goto fail;
+    }
+    if (mem) {
+        /* Our AVIOContext: avformat_close_input leaves it to vid_close
+         * (AVFMT_FLAG_CUSTOM_IO); the name only hints the demuxer. */
+        unsigned char *iobuf = av_malloc(VID_MEM_IO_BUF);
+        r->mem = mem;
+        r->mem_size = mem_n;
+        if (iobuf)
+            r->avio = avio_alloc_context(iobuf, VID_MEM_IO_BUF, 0, r,
+                                         mem_read, NULL, mem_seek);
+        if (!r->avio) {
+            av_free(iobuf);
+            ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+            goto fail;
+        }
+        r->fmt->pb = r->avio;
+    }
+    r->fmt->interrupt_callback.callback = vid_interrupt_cb;
+    r->fmt->interrupt_callback.opaque = NULL;
+    r->fmt->opaque = r; /* log_cb counts its errors */
+    live_add(r);
+    r->max_frames = o ? o->max_frames : -1;
+    r->rgb = o ? o->rgb : 0;
+    r->start_ts = AV_NOPTS_VALUE;
+    r->last_pts = AV_NOPTS_VALUE;
+
+    ret = avformat_open_input(&r->fmt, url, NULL, NULL);
+    if (ret < 0) {
+        /* avformat_open_input freed the context */
+        struct stat sb;
+        if (sig_stop)
+            ;
+        else if (ret == AVERROR_INVALIDDATA && !mem && strcmp(path, "-") &&
+                 !strstr(path, "://") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                 sb.st_size == 0)
+            ge_err(path, "cannot open video: file is empty"); /* as images say */
+        else
+            ge_err(path, "cannot open video: %s", vid_err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    ret = avformat_find_stream_info(r->fmt, NULL);
+    if (ret < 0) {
+        if (!sig_stop)
+            ge_err(path, "cannot read video stream information: %s",
+                   vid_err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+    ret = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (ret == AVERROR_STREAM_NOT_FOUND) {
+        ge_err(path, "no video stream in this file");
+        goto fail;
+    }
+    if (ret < 0 || !codec) {
+        int i = ret >= 0 ? ret : av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        const char *name = i >= 0 ? avcodec_get_name(r->fmt->streams[i]->codecpar->codec_id) : "?";
+        ge_err(path, "cannot decode video: no decoder for codec '%s'", name);
+        goto fail;
+    }
+    r->vidx = ret;
+    /* Audio and everything else is dropped: let the demuxer skip it. */
+    for (unsigned i = 0; i < r->fmt->nb_streams; i++)
+        if ((int)i != r->vidx)
+            r->fmt->streams[i]->discard = AVDISCARD_ALL;
+    st = r->fmt->streams[r->vidx];
+    r->tb = st->time_base;
+
+    st_codec = codec;
+    if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
+        goto fail;
+    r->sw_codec = st_codec;
+    r->threads = o && o->threads > 0 ? o->threads : 0;
+    ret = open_decoder(r, codec);
+    if (ret < 0 && r->hw_lost) {
+        /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
+        codec = r->sw_codec;
+        ret = hw_to_software(r);
+    }
+    if (ret == AVERROR(ENOMEM) && !r->dec) {
+        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        goto fail;
+    }
+    if (ret < 0) {
+        ge_err(path, "cannot open the %s decoder: %s", codec->name,
+               vid_err_str(ret, eb, sizeof eb));
+        goto fail;
+    }
+
+    if (o && o->start > 0) {
+        /* --start counts from the stream's first timestamp, as ffmpeg -ss
+         * does; seek to the keyframe before it, then drop frames. */
+        int64_t s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+        int64_t us = llrint(o->start * AV_TIME_BASE);
+        r->start_ts = s0 + av_rescale_q(us, AV_TIME_BASE_Q, st->time_base);
+        /* a failed seek (a pipe) just means decoding from the start */
+        avformat_seek_file(r->fmt, r->vidx, INT64_MIN, r->start_ts,
+                           r->start_ts, 0);
+    }
+    free(url);
+    r->opened = 1;
+    *out = r;
+    return 0;
+
+fail:
+    free(url);
+    vid_close(&r);
+    return -1;
+}
+
+int vid_open(const char *path, const vid_opts *o, vid_reader **out)
+{
+    return open_reader(path, NULL, 0, o, out);
+}
+
+int vid_open_mem(const void *buf, size_t n, const char *name,
+                 const vid_opts *o, vid_reader **out)
+{
+    static const uint8_t none[1];
+    return open_reader(name ? name : "(memory)", buf ? buf : none,
+                       buf ? n : 0, o, out);
+}
+
+static void fill_frame(vid_reader *r, src_frame *fr, const ge_frame *g, double t0)
+{
+    int64_t ts = r->frame->best_effort_timestamp;
+    fr->f = *g;
+    fr->index = r->nout++;
+    fr->pts = ts == AV_NOPTS_VALUE ? -1.0 : (double)ts * av_q2d(r->tb);
+    r->last_pts = ts;
+    r->last_dur = r->frame->pkt_duration > 0 ? r->frame->pkt_duration : 0;
+    fr->decode_ms = (ge_now() - t0) * 1000.0;
+}
+
+/* A read error other than the end: errno-style ones (EIO from the disk)
+ * fail the file; malformed data just ends it. */
+static int is_io_error(int err)
+{
+    int e = AVUNERROR(err);
+    return e > 0 && e < 4096 && e != EAGAIN && err != AVERROR_EOF;
+}
+
+/* A send or receive error: out of memory, or more than
+ * VID_MAX_ERRORS_IN_ROW failures in a row, ends the video (-1, reported);
+ * anything else is a bad packet or frame, counted and skipped (0). */
+static int decode_error(vid_reader *r, int ret)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    if (ret == AVERROR(ENOMEM)) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+        return -1;
+    }
+    r->corrupt++;
+    if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
+        r->failed = 1;
+        ge_err(r->path, "cannot decode video: %s", vid_err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+    return 0;
+}
+
+int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
+{
+    double t0 = ge_now();
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+
+    src_frame_host(fr);
+    for (;;) {
+        if (r->max_frames >= 0 && r->nout >= r->max_frames)
+            return 0;
+        if (sig_stop)
+            return -1;
+        if (r->eof)
+            return 0;
+
+        r->hw_mark_set = 0; /* get_format's retry happens within one call */
+        ret = avcodec_receive_frame(r->dec, r->frame);
+        if (ret >= 0) {
+            int64_t ts = r->frame->best_effort_timestamp;
+            ge_frame g;
+            const char *why = NULL;
+            r->errors_in_row = 0;
+            if ((r->frame->flags & AV_FRAME_FLAG_CORRUPT) ||
+                r->frame->decode_error_flags)
+                r->corrupt++;
+            if (r->start_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE &&
+                ts < r->start_ts) {
+                av_frame_unref(r->frame);
+                continue;
+            }
+            if (r->frame->format == AV_PIX_FMT_CUDA) {
+                /* NVDEC: the luma plane stays in the decoder's surface */
+                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g, &why) == 0) {
+                    fill_frame(r, fr, &g, t0);
+                    if (hw_take(r->hw, r->frame, fr, &why) == 0) {
+                        if (ge_verbose && !r->hw_noted)
+                            ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
+                                    r->path, r->dec->codec->name,
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) ?
+                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) : "?",
+                                    fr->f.width, fr->f.height);
+                        r->hw_noted = 1;
+                        return 1;
+                    }
+                    r->nout--;
+                }
+                if (!why)
+                    why = "a CUDA frame without NVDEC";
+                r->failed = 1;
+                ge_err(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
+                       r->frame->width, r->frame->height, why);
+                av_frame_unref(r->frame);
+                return -1;
+            }
+            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
+                r->failed = 1;
+                ge_err(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
+                       r->nout, av_get_pix_fmt_name(r->frame->format) ?
+                       av_get_pix_fmt_name(r->frame->format) : "?",
+                       r->frame->width, r->frame->height, why);
+                av_frame_unref(r->frame);
+                return -1;
+            }
+            fill_frame(r, fr, &g, t0);
+            av_frame_unref(r->frame);
+            return 1;
+        }
+        if (ret == AVERROR_EOF) {
+            r->eof = 1;
+            return 0;
+        }
+        if (ret != AVERROR(EAGAIN)) {
+            if (r->hw_lost) { /* FFmpeg's av1 decoder without NVDEC */
+                if (hw_fallback(r))
+                    return -1;
+                continue;
+            }
+            /* a frame that failed to decode: counted, decoding goes on */
+            if (decode_error(r, ret))
+                return -1;
+            continue;
+        }
+        if (r->draining) { /* EAGAIN while draining: the decoder is done */
+            r->eof = 1;
+            return 0;
+        }
+
+        ret = av_read_frame(r->fmt, r->pkt);
+        if (ret < 0) {
+            if (sig_stop || ret == AVERROR_EXIT)
+                return -1;
+            if (ret != AVERROR_EOF) {
+                if (is_io_error(ret)) {
+                    r->failed = 1;
+                    ge_err(r->path, "cannot read video: %s",
+                           vid_err_str(ret, eb, sizeof eb));
+                    return -1;
+                }
+                r->corrupt++; /* malformed tail: what decoded so far stands */
+                if (ge_verbose)
+                    ge_note("%s: video data ends early: %s", r->path,
+                            vid_err_str(ret, eb, sizeof eb));
+            }
+            /* drain: a NULL packet, then receive until AVERROR_EOF */
+            avcodec_send_packet(r->dec, NULL);
+            r->draining = 1;
+            continue;
+        }
+        if (r->pkt->stream_index != r->vidx) {
+            av_packet_unref(r->pkt);
+            continue;
+        }
+        if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
+            r->corrupt++; /* still decoded: the decoder may conceal it */
+        r->hw_mark_set = 0;
+        ret = avcodec_send_packet(r->dec, r->pkt);
+        av_packet_unref(r->pkt);
+        /* Every frame was received before this send, so EAGAIN cannot
+         * happen; any other error is a bad packet, skipped. */
+        if (ret < 0 && ret != AVERROR(EAGAIN) && r->hw_lost) {
+            if (hw_fallback(r))
+                return -1;
+            continue;
+        }
+        if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
+            return -1;
+    }
+}
+
+void vid_close(vid_reader **pr)
+{
+    vid_reader *r;
+    if (!pr || !*pr)
+        return;
+    r = *pr;
+    *pr = NULL;
+    avcodec_free_context(&r->dec); /* joins the decoder's threads */
+    hw_close(&r->hw); /* frames handed out keep their own references */
+    avformat_close_input(&r->fmt);
+    if (r->avio) { /* ours (vid_open_mem): the buffer may have been replaced */
+        av_freep(&r->avio->buffer);
+        avio_context_free(&r->avio);
+    }
+    live_remove(r);
+    /* Only for a file that yielded frames: one that failed has said so in
+     * its one error line (the caller's "no video frames decoded" tells
+     * the count itself). */
+    if (r->opened && !r->failed && r->nout > 0 && vid_corrupt_count(r) > 0)
+        ge_note("%s: %ld decoding error%s (corrupt data skipped or concealed)",
+                r->path, vid_corrupt_count(r), vid_corrupt_count(r) == 1 ? "" : "s");
+    av_packet_free(&r->pkt);
+    av_frame_free(&r->frame);
+    vid_conv_free(&r->conv);
+    free(r->path);
+    free(r);
+}
+
+void vid_get_info(const vid_reader *r, vid_info *info)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    AVRational fr = av_guess_frame_rate(r->fmt, st, NULL);
+    memset(info, 0, sizeof *info);
+    info->width = st->codecpar->width;
+    info->height = st->codecpar->height;
+    info->time_base = st->time_base;
+    info->frame_rate = vid_valid_q(fr) ? fr : (AVRational){0, 1};
+    if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        info->duration = (double)st->duration * av_q2d(st->time_base);
+    else if (r->fmt->duration != AV_NOPTS_VALUE && r->fmt->duration > 0)
+        info->duration = (double)r->fmt->duration / AV_TIME_BASE;
+    else
+        info->duration = -1;
+    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : 0;
+    info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
+}
+
+int vid_hwdec_active(const vid_reader *r)
+{
+    return r && r->hw != NULL;
+}
+
+long vid_corrupt_count(const vid_reader *r)
+{
+    if (!r)
+        return 0;
+    return r->corrupt + __atomic_load_n(&r->log_errors, __ATOMIC_RELAXED);
+}
+
+void vid_last_ts(const vid_reader *r, int64_t *pts, int64_t *duration)
+{
+    if (pts)
+        *pts = r->last_pts;
+    if (duration)
+        *duration = r->last_dur;
+}
+
+int64_t vid_seconds_to_ts(double seconds, AVRational tb)
+{
+    if (seconds == -1.0 || !vid_valid_q(tb) || !isfinite(seconds))
+        return AV_NOPTS_VALUE;
+    /* seconds was ts * num / den in double: ts is the nearest integer */
+    return llrint(seconds * (double)tb.den / (double)tb.num);
+}
+
