@@ -1,0 +1,384 @@
+/*
+ * jobs.c — the job list: the single-output form or a -o DIR batch (named
+ * inputs, directories, --from-file), each job's output name and kind, and
+ * what is refused before any work (DESIGN.md §3, §6).
+ */
+#include "run_int.h"
+#include "image_av.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+static int add_job(run_ctx *c, const char *input, const char *output)
+{
+    job *j;
+    if (c->njobs == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        job *p = realloc(c->jobs, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        c->jobs = p;
+        c->cap = cap;
+    }
+    j = &c->jobs[c->njobs];
+    memset(j, 0, sizeof *j);
+    j->lane = -1; /* no engine took it yet */
+    j->input = strdup(input);
+    j->output = output ? strdup(output) : NULL;
+    if (!j->input || (output && !j->output)) {
+        free(j->input);
+        free(j->output);
+        return -1;
+    }
+    c->njobs++;
+    return 0;
+}
+
+/* Extensions a directory expands to (what stb_image reads, image_av's
+ * formats, videos). */
+static int is_media_name(const char *name)
+{
+    static const char *const ext[] = {"png", "jpg", "jpeg", "bmp", "tga", "gif", "psd",
+                                      "hdr", "pnm", "ppm", "pgm", "pic",
+                                      "mp4", "mkv", "mov", "avi", "webm", "y4m", "m4v",
+                                      "ts", "mts", "m2ts", "mpg", "mpeg", "flv", "wmv",
+                                      "nut", "ogv", "3gp", NULL};
+    char buf[16];
+    const char *e = ge_ext(name, buf, sizeof buf);
+    for (int i = 0; ext[i]; i++)
+        if (!strcmp(e, ext[i]))
+            return 1;
+    return imgav_is_image_ext(e); /* libavcodec's image formats */
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory INPUT stands for its media files (not recursive, sorted). */
+static int add_dir(run_ctx *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int ret = 0;
+    if (!d) {
+        ge_err(dir, "cannot read directory: %s", strerror(errno));
+        return -1;
+    }
+    while ((de = readdir(d))) {
+        struct stat st;
+        char *path;
+        if (de->d_name[0] == '.' || !is_media_name(de->d_name))
+            continue;
+        if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+            ret = -1;
+            break;
+        }
+        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p) {
+                free(path);
+                ret = -1;
+                break;
+            }
+            names = p;
+        }
+        names[n++] = path;
+    }
+    closedir(d);
+    if (names)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (!ret && add_job(c, names[i], NULL))
+            ret = -1;
+        free(names[i]);
+    }
+    free(names);
+    if (!ret && n == 0 && ge_verbose)
+        ge_note("%s: no image or video files in this directory", dir);
+    return ret;
+}
+
+static int add_input(run_ctx *c, const char *in)
+{
+    struct stat st;
+    if (c->batch && stat(in, &st) == 0 && S_ISDIR(st.st_mode))
+        return add_dir(c, in);
+    return add_job(c, in, NULL);
+}
+
+/* --from-file LIST: one name a line ("-" = stdin); blank lines skipped. */
+static int add_from_file(run_ctx *c, const char *list)
+{
+    FILE *fp = strcmp(list, "-") ? fopen(list, "r") : stdin;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int ret = 0;
+    if (!fp) {
+        ge_err(list, "cannot open input list: %s", strerror(errno));
+        return -1;
+    }
+    while ((len = getline(&line, &cap, fp)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        if (add_input(c, line)) {
+            ret = -1;
+            break;
+        }
+    }
+    if (ferror(fp)) {
+        ge_err(list, "cannot read input list: %s", strerror(errno));
+        ret = -1;
+    }
+    free(line);
+    if (fp != stdin)
+        fclose(fp);
+    return ret;
+}
+
+/* DIR/<stem>.<ext> for batch outputs. */
+static char *batch_output(const char *dir, const char *input, const char *ext)
+{
+    const char *base = strrchr(input, '/');
+    const char *dot;
+    char *out;
+    size_t dl = strlen(dir);
+    base = base ? base + 1 : input;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = base + strlen(base);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    if (asprintf(&out, "%.*s/%.*s.%s", (int)dl, dir, (int)(dot - base), base, ext) < 0)
+        return NULL;
+    return out;
+}
+
+/* What the output name asks for: an image, a video, or an image sequence
+ * (a pattern such as frames/e_%05d.png).  Prints one line and returns -1
+ * when the pair of input and output cannot work. */
+static int classify_output(job *j)
+{
+    const char *out = j->output;
+    char buf[16];
+    const char *e = ge_ext(out, buf, sizeof buf);
+    struct stat st;
+    int special = !strcmp(out, "-") ||
+                  (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+    j->fmt = img_format_from_path(out);
+    if (vid_is_sequence(out)) {
+        if (j->fmt == IMG_FMT_UNKNOWN) {
+            ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm .tiff .webp)");
+            return -1;
+        }
+        j->out_kind = OUT_SEQUENCE;
+        return 0;
+    }
+    if (venc_format_ok(e)) {
+        j->out_kind = OUT_VIDEO;
+        snprintf(j->vext, sizeof j->vext, "%s", e);
+        return 0;
+    }
+    if (j->fmt == IMG_FMT_UNKNOWN && special) {
+        /* stdout, /dev/null or a FIFO without a known extension: no name
+         * to go by, written in place (DESIGN.md §6): y4m for video, PGM else. */
+        if (j->video_in) {
+            j->out_kind = OUT_VIDEO;
+            snprintf(j->vext, sizeof j->vext, "y4m");
+        } else {
+            j->out_kind = OUT_IMAGE;
+            j->fmt = IMG_FMT_PGM;
+        }
+        return 0;
+    }
+    if (j->fmt == IMG_FMT_UNKNOWN) {
+        if (*e)
+            ge_err(out, "unknown output format '.%s' (use .png .jpg .jpeg .bmp .tga .pgm .tiff .webp, "
+                        ".mkv .mp4 .y4m, or a pattern like e_%%05d.png)", e);
+        else
+            ge_err(out, "no extension to choose the output format by (use .png .jpg .jpeg .bmp "
+                        ".tga .pgm .tiff .webp, .mkv .mp4 .y4m, or a pattern like e_%%05d.png)");
+        return -1;
+    }
+    if (j->video_in) {
+        ge_err(out, "a video input needs a video output (.mkv .mp4 .y4m) or an image-sequence "
+                    "pattern such as e_%%05d.png");
+        return -1;
+    }
+    j->out_kind = OUT_IMAGE;
+    return 0;
+}
+
+/* INPUT OUTPUT: one job. */
+static int plan_single(run_ctx *c)
+{
+    cli_opts *o = c->o;
+    if (add_job(c, o->inputs[0], o->output))
+        return -1;
+    if (strcmp(o->inputs[0], "-")) {
+        c->jobs[0].video_in = vid_probe(o->inputs[0]) == 1;
+    } else {
+        /* stdin cannot be probed twice: a video output means a video
+         * stream (y4m, nut, ...), anything else an image */
+        char buf[16];
+        c->jobs[0].video_in = venc_format_ok(ge_ext(o->output, buf, sizeof buf)) ||
+                              vid_is_sequence(o->output);
+    }
+    return classify_output(&c->jobs[0]) ? GE_EXIT_USAGE : 0;
+}
+
+/* Collisions (a.png and a.jpg -> a.png) are an error before any work. */
+static int batch_collisions(run_ctx *c)
+{
+    char **names = malloc((size_t)c->njobs * sizeof *names);
+    int bad = 0;
+    if (!names)
+        return -1;
+    for (int i = 0; i < c->njobs; i++)
+        names[i] = c->jobs[i].output;
+    qsort(names, (size_t)c->njobs, sizeof *names, cmp_str);
+    for (int i = 1; i < c->njobs; i++)
+        if (!strcmp(names[i], names[i - 1]) && (i < 2 || strcmp(names[i], names[i - 2]))) {
+            ge_err(names[i], "several inputs would write this output; rename one or use separate batches");
+            bad = 1;
+        }
+    free(names);
+    return bad ? GE_EXIT_USAGE : 0;
+}
+
+/* Only with the plan known to be good is the directory made: a usage
+ * error leaves nothing behind. */
+static int make_outdir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        /* Runs started together (GNU parallel, a Slurm array) race to
+         * create it: one that finds it made meanwhile goes on. */
+        if (errno != ENOENT || (mkdir(dir, 0777) != 0 &&
+                                !(errno == EEXIST && stat(dir, &st) == 0 &&
+                                  S_ISDIR(st.st_mode)))) {
+            ge_err(dir, "cannot create output directory: %s", strerror(errno));
+            return GE_EXIT_FAIL;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        ge_err(dir, "not a directory");
+        return GE_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* -o DIR INPUT...: one job an input file, DIR/<stem>.<ext> each. */
+static int plan_batch(run_ctx *c)
+{
+    cli_opts *o = c->o;
+    /* --format applies to the inputs it fits: an image format to images,
+     * a video format to videos; the others keep png / mkv. */
+    int fmt_is_video = o->format && venc_format_ok(o->format);
+    int r;
+    for (int i = 0; i < o->ninputs; i++)
+        if (add_input(c, o->inputs[i]))
+            return GE_EXIT_FAIL;
+    if (o->from_file && add_from_file(c, o->from_file))
+        return GE_EXIT_FAIL;
+    if (c->njobs <= 0) {
+        ge_err(NULL, "no input files");
+        return GE_EXIT_USAGE;
+    }
+    for (int i = 0; i < c->njobs; i++) {
+        job *j = &c->jobs[i];
+        const char *ext;
+        j->video_in = vid_probe(j->input) == 1;
+        if (j->video_in)
+            ext = fmt_is_video ? o->format : "mkv";
+        else
+            ext = o->format && !fmt_is_video ? o->format : "png";
+        j->output = batch_output(o->outdir, j->input, ext);
+        if (!j->output)
+            return -1;
+        if (classify_output(j))
+            return GE_EXIT_USAGE;
+    }
+    if ((r = batch_collisions(c)))
+        return r;
+    return make_outdir(o->outdir);
+}
+
+/* Refuse up front what would fail at the end: no work is wasted. */
+static void refuse_existing(run_ctx *c)
+{
+    const cli_opts *o = c->o;
+    for (int i = 0; i < c->njobs; i++) {
+        job *j = &c->jobs[i];
+        struct stat st;
+        if (so_same_file(j->output, c->inputs, c->njobs)) {
+            ge_err(j->output, "output is the same file as an input; refusing to overwrite it");
+            j->state = JOB_FAILED;
+            continue;
+        }
+        if (j->out_kind != OUT_SEQUENCE && strcmp(j->output, "-") && stat(j->output, &st) == 0 &&
+            S_ISREG(st.st_mode)) {
+            if (o->skip_existing) {
+                j->state = JOB_SKIPPED;
+                if (!ge_quiet)
+                    ge_note("%s: skipped (output %s exists)", j->input, j->output);
+            } else if (!o->overwrite) {
+                ge_err(j->output, "output exists (use -y to overwrite)");
+                j->state = JOB_FAILED;
+            }
+        }
+    }
+}
+
+/* The jobs of the run.  0, or the exit status after one line. */
+int plan_jobs(run_ctx *c)
+{
+    int r;
+    c->batch = c->o->outdir != NULL;
+    r = c->batch ? plan_batch(c) : plan_single(c);
+    if (r > 0)
+        return r;
+    if (r == 0 && (c->inputs = malloc((size_t)c->njobs * sizeof *c->inputs))) {
+        for (int i = 0; i < c->njobs; i++)
+            c->inputs[i] = c->jobs[i].input;
+        refuse_existing(c);
+        return 0;
+    }
+    ge_err(NULL, "out of memory");
+    return GE_EXIT_FAIL;
+}
+
+const char *job_name_cb(void *ctx, int j)
+{
+    run_ctx *c = ctx;
+    return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
+}
+
+void jobs_free(run_ctx *c)
+{
+    for (int i = 0; i < c->njobs; i++) {
+        free(c->jobs[i].hist_rows);
+        free(c->jobs[i].input);
+        free(c->jobs[i].output);
+    }
+    free(c->jobs);
+    free(c->inputs);
+    c->jobs = NULL;
+    c->inputs = NULL;
+    c->njobs = 0;
+}
