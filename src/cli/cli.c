@@ -24,7 +24,7 @@ enum {
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC,
-    OPT_CANNY, OPT_DEVICES
+    OPT_CANNY, OPT_DEVICES, OPT_VIDEO_ENGINES
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"devices", required_argument, NULL, OPT_DEVICES},
+    {"video-engines", required_argument, NULL, OPT_VIDEO_ENGINES},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"start", required_argument, NULL, OPT_START},
@@ -109,6 +110,8 @@ void cli_usage(FILE *fp)
 "      --devices LIST      several GPUs at once: a list such as 0,1,3 or all;\n"
 "                          one engine a device, the batch's files shared out\n"
 "                          largest first (same outputs as one device)\n"
+"      --video-engines N   batch of videos: N engines a device (1..8), each\n"
+"                          decoding and encoding its own video [1]\n"
 "      --hwdec MODE        video decoding: auto (with the GPU backend, NVDEC\n"
 "                          for H.264, HEVC, VP9 and AV1 where it is faster:\n"
 "                          >= 2 sessions and >= 1 Gpx, or <= 8 threads;\n"
@@ -295,6 +298,7 @@ static void opts_init(cli_opts *o)
     o->frames = -1;
     o->progress = -1;
     o->png_level = PNG_LEVEL_DEFAULT;
+    o->video_engines = 1;
 }
 
 /* How many long options start with the name in "--name[=value]". */
@@ -431,6 +435,11 @@ static int parse_backend_opt(int c, cli_opts *o, int *seen)
                                "indexes such as 0,1,3", optarg);
         seen[1] = 1;
         o->device_given = 1;
+        break;
+    case OPT_VIDEO_ENGINES:
+        if (parse_long(optarg, 1, CLI_VIDEO_ENGINES_MAX, &l))
+            return usage_error("--video-engines '%s': expected 1 to 8", optarg);
+        o->video_engines = (int)l;
         break;
     case OPT_THREADS:
         if (parse_long(optarg, 0, 1024, &l))

@@ -13,6 +13,9 @@ enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+/* --video-engines' bound: each engine holds its own decoder, encoder and
+ * threads. */
+#define CLI_VIDEO_ENGINES_MAX 8
 /* --jpeg-decoder (DESIGN.md §1.9): which library's pixels a JPEG starts from */
 enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
@@ -36,6 +39,7 @@ typedef struct cli_opts {
     int devices[64];
     int ndevices;
     int devices_all;
+    int video_engines;       /* --video-engines: engines a device for a batch of videos */
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */
     double start;            /* seconds */

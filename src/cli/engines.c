@@ -3,7 +3,7 @@
  *
  * One engine (a decode thread, the pipeline, a writer thread: pipe_run)
  * runs a single file or a batch.  A batch may run several: one a device
- * with --devices, and GPUEDGE_VIDEO_ENGINES a device for a batch of videos
+ * with --devices, and --video-engines N a device for a batch of videos
  * (each video is one work item: its decoder, engine and encoder in one
  * engine's threads, so several engines decode and encode several videos
  * at once).  Then the queue goes largest file first, so that the long
@@ -19,24 +19,18 @@
 
 #include "util.h"
 
-/* Engines a device runs for this batch: GPUEDGE_VIDEO_ENGINES=N (at most
- * 8) for two videos or more (at most one a video), else one. */
-#define VIDEO_ENGINES_MAX 8
-
+/* Engines a device runs for this batch: --video-engines for two videos
+ * or more (at most one a video), else one. */
 static int video_engines(const run_ctx *c)
 {
-    const char *e = getenv("GPUEDGE_VIDEO_ENGINES");
-    long n = e && *e ? strtol(e, NULL, 10) : 1;
-    int videos = 0;
+    int n = c->o->video_engines, videos = 0;
     if (n <= 1)
         return 1;
     for (int i = 0; i < c->njobs; i++)
         videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
     if (videos < 2)
         return 1;
-    if (n > VIDEO_ENGINES_MAX)
-        n = VIDEO_ENGINES_MAX;
-    return n < videos ? (int)n : videos;
+    return n < videos ? n : videos;
 }
 
 /* Could the run have several engines?  Then the queue goes largest first

@@ -177,7 +177,7 @@ void startup_end(run_start *st);
 int jq_setup(run_ctx *c);
 int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, double *t0, int *r);
 
-/* hooks.c: test hooks. */
+/* hooks.c: test hooks, read only in test builds (GE_TEST_HOOKS). */
 int hook_cpu_engines(void);
 void hook_fail_engine(run_shared *sh);
 

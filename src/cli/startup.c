@@ -8,7 +8,6 @@
 #include "run_int.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,22 +51,17 @@ int startup_checks(const cli_opts *o)
  * open as soon as the context exists instead of after the probe's
  * thread is joined.  Not for --devices (the engines' devices are planned
  * after the probe), nor without a CUDA driver (nothing to overlap: the
- * usual path says why); GPUEDGE_EARLY_NVDEC=0 turns it off. */
+ * usual path says why). */
 static int early_nvdec(const cli_opts *o, const gpu_probe_job *probe)
 {
-    int rt = 0, drv = 0;
     if (o->hwdec == CLI_HWDEC_NONE || o->backend == CLI_BACKEND_CPU || o->ndevices > 1 ||
-        o->devices_all || gpu_probe_done(probe) || !ge_env_long("GPUEDGE_EARLY_NVDEC", 1))
+        o->devices_all || gpu_probe_done(probe))
         return 0;
     /* Is there a driver?  Asked of the loader, not of the CUDA runtime,
      * whose first call here would wait for the probe thread's cuInit
-     * (measured: BENCHMARKS.md; GPUEDGE_EARLY_DRV_RT=1 asks the runtime).
-     * A driver without a usable device is the probe's to find:
-     * early_to_software then opens the video again. */
-    if (!ge_env_long("GPUEDGE_EARLY_DRV_RT", 0))
-        return gpu_driver_present();
-    gpu_versions(&rt, &drv);
-    return drv > 0;
+     * (measured: BENCHMARKS.md).  A driver without a usable device is the
+     * probe's to find: early_to_software then opens the video again. */
+    return gpu_driver_present();
 }
 
 /* The first job's video opened (or only its header read) for early_open:
@@ -238,8 +232,7 @@ void startup_begin(run_ctx *c, run_start *st)
     st->probe_gpu = o->backend != CLI_BACKEND_CPU &&
                     !(o->backend == CLI_BACKEND_AUTO && o->hwdec != CLI_HWDEC_NVDEC &&
                       o->jpeg_decoder != CLI_JPEG_NVJPEG && !auto_wants_gpu(c));
-    /* GPUEDGE_STARTUP=serial: probe first, open after */
-    if (st->probe_gpu && !(getenv("GPUEDGE_STARTUP") && !strcmp(getenv("GPUEDGE_STARTUP"), "serial")))
+    if (st->probe_gpu)
         st->probe = gpu_probe_start(o->device, o->jpeg_decoder != CLI_JPEG_NVJPEG);
     src_image_start_pools(c);
     if (st->probe)
