@@ -62,6 +62,7 @@ static const struct option long_opts[] = {
     {"crf", required_argument, NULL, OPT_CRF},
     {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"hwdec", required_argument, NULL, OPT_HWDEC},
+    {"null", no_argument, NULL, '0'},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -138,18 +139,23 @@ void cli_usage(FILE *fp)
 "\n"
 "Files and batches:\n"
 "  -o, --output-dir DIR    batch mode: write DIR/<name>.<format> per input\n"
+"                          (<name> literally: a % in it is no pattern)\n"
 "      --format EXT        batch output format for the inputs it fits (an\n"
 "                          image format: png jpg bmp tga pgm tiff webp; or\n"
 "                          mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
 "      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
 "                          slowest); libdeflate's levels [1]\n"
-"      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
+"      --from-file LIST    read input names from LIST, one a line (- = stdin;\n"
+"                          blank lines skipped, no comments)\n"
+"  -0, --null              --from-file's names end with a NUL byte, not a\n"
+"                          newline (find -print0, xargs -0)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
 "      --keep-partial      keep a failed output as NAME.partial.EXT\n"
 "      --frames N          video: stop after N frames\n"
-"      --start T           video: start at T seconds (from the first frame)\n"
+"      --start T           video: start at T seconds (from the first frame;\n"
+"                          0 to 1e9)\n"
 "      --codec NAME        video encoder: .mkv ffvhuff (default, lossless),\n"
 "                          magicyuv, ffv1 (smallest, slowest), rawvideo or\n"
 "                          libx264; .mp4 libx264; .y4m rawvideo\n"
@@ -169,13 +175,49 @@ void cli_usage(FILE *fp)
 "130/143 interrupted by SIGINT/SIGTERM.  See gpuedge(1).\n", fp);
 }
 
+void cli_usage_hint(void)
+{
+    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
     char msg[512];
     snprintf(msg, sizeof msg, fmt, arg);
     ge_err(NULL, "%s", msg);
-    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+    cli_usage_hint();
     return GE_EXIT_USAGE;
+}
+
+/* Keyword values (aliases beside the documented names). */
+typedef struct choice {
+    const char *name;
+    int val;
+} choice;
+
+static const choice borders[] = {
+    {"replicate", GE_BORDER_REPLICATE}, {"reflect101", GE_BORDER_REFLECT101},
+    {"reflect_101", GE_BORDER_REFLECT101}, {"zero", GE_BORDER_ZERO},
+    {"constant", GE_BORDER_ZERO}, {NULL, 0}};
+static const choice reports[] = {{"text", CLI_REPORT_TEXT}, {"json", CLI_REPORT_JSON}, {NULL, 0}};
+static const choice backends[] = {{"auto", CLI_BACKEND_AUTO}, {"gpu", CLI_BACKEND_GPU},
+                                  {"cuda", CLI_BACKEND_GPU}, {"cpu", CLI_BACKEND_CPU}, {NULL, 0}};
+static const choice hwdecs[] = {{"auto", CLI_HWDEC_AUTO}, {"none", CLI_HWDEC_NONE},
+                                {"no", CLI_HWDEC_NONE}, {"nvdec", CLI_HWDEC_NVDEC},
+                                {"cuda", CLI_HWDEC_NVDEC}, {NULL, 0}};
+static const choice jpeg_decoders[] = {{"turbo", CLI_JPEG_TURBO}, {"libjpeg-turbo", CLI_JPEG_TURBO},
+                                       {"nvjpeg", CLI_JPEG_NVJPEG}, {"stb", CLI_JPEG_STB},
+                                       {NULL, 0}};
+
+/* arg's value in ch into *out: 0, or -1 (not one of the names). */
+static int pick(const char *arg, const choice *ch, int *out)
+{
+    for (; ch->name; ch++)
+        if (!strcmp(arg, ch->name)) {
+            *out = ch->val;
+            return 0;
+        }
+    return -1;
 }
 
 /* Strict number parsers: the whole argument, finite, in range. */
@@ -352,13 +394,7 @@ static int parse_edge_opt(int c, cli_opts *o)
         o->p.sigma = d;
         break;
     case OPT_BORDER:
-        if (!strcmp(optarg, "replicate"))
-            o->p.border = GE_BORDER_REPLICATE;
-        else if (!strcmp(optarg, "reflect101") || !strcmp(optarg, "reflect_101"))
-            o->p.border = GE_BORDER_REFLECT101;
-        else if (!strcmp(optarg, "zero") || !strcmp(optarg, "constant"))
-            o->p.border = GE_BORDER_ZERO;
-        else
+        if (pick(optarg, borders, &o->p.border))
             return usage_error("--border '%s': expected replicate, reflect101 or zero", optarg);
         break;
     case OPT_SCALE:
@@ -393,11 +429,9 @@ static int parse_backend_opt(int c, cli_opts *o, int *seen)
     long l;
     switch (c) {
     case OPT_REPORT:
-        if (!optarg || !strcmp(optarg, "text"))
+        if (!optarg)
             o->report = CLI_REPORT_TEXT;
-        else if (!strcmp(optarg, "json"))
-            o->report = CLI_REPORT_JSON;
-        else
+        else if (pick(optarg, reports, &o->report))
             return usage_error("--report=%s: expected text or json", optarg);
         break;
     case OPT_REPORT_FILE: o->report_file = optarg; break;
@@ -411,16 +445,12 @@ static int parse_backend_opt(int c, cli_opts *o, int *seen)
             o->cpu_ref_every = (int)l;
         break;
     case OPT_BACKEND:
-        if (!strcmp(optarg, "auto")) o->backend = CLI_BACKEND_AUTO;
-        else if (!strcmp(optarg, "gpu") || !strcmp(optarg, "cuda")) o->backend = CLI_BACKEND_GPU;
-        else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
-        else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
+        if (pick(optarg, backends, &o->backend))
+            return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
         break;
     case OPT_HWDEC:
-        if (!strcmp(optarg, "auto")) o->hwdec = CLI_HWDEC_AUTO;
-        else if (!strcmp(optarg, "none") || !strcmp(optarg, "no")) o->hwdec = CLI_HWDEC_NONE;
-        else if (!strcmp(optarg, "nvdec") || !strcmp(optarg, "cuda")) o->hwdec = CLI_HWDEC_NVDEC;
-        else return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
+        if (pick(optarg, hwdecs, &o->hwdec))
+            return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
         break;
     case OPT_DEVICE:
         if (parse_long(optarg, 0, 1023, &l))
@@ -463,8 +493,10 @@ static int parse_file_opt(int c, cli_opts *o)
         o->frames = l;
         break;
     case OPT_START:
-        if (parse_double(optarg, &d) || d < 0)
-            return usage_error("--start '%s': expected seconds >= 0", optarg);
+        /* bounded before any conversion: start * 1e6 (microseconds) and
+         * start * fps must fit in 64 bits */
+        if (parse_double(optarg, &d) || !(d >= 0 && d <= CLI_START_MAX))
+            return usage_error("--start '%s': expected seconds from 0 to 1e9", optarg);
         o->start = d;
         break;
     case OPT_FORMAT: {
@@ -494,13 +526,7 @@ static int parse_file_opt(int c, cli_opts *o)
     case OPT_NO_PROGRESS: o->progress = 0; break;
     case OPT_STAGED: o->staged = 1; break;
     case OPT_JPEG_DECODER:
-        if (!strcmp(optarg, "turbo") || !strcmp(optarg, "libjpeg-turbo"))
-            o->jpeg_decoder = CLI_JPEG_TURBO;
-        else if (!strcmp(optarg, "nvjpeg"))
-            o->jpeg_decoder = CLI_JPEG_NVJPEG;
-        else if (!strcmp(optarg, "stb"))
-            o->jpeg_decoder = CLI_JPEG_STB;
-        else
+        if (pick(optarg, jpeg_decoders, &o->jpeg_decoder))
             return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
         break;
     case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
@@ -525,6 +551,7 @@ static int parse_general_opt(int c, char **argv, cli_opts *o)
 {
     char bad[256];
     switch (c) {
+    case '0': o->null_list = 1; break;
     case 'o': o->outdir = optarg; break;
     case 'y': o->overwrite = 1; break;
     case 'q': o->quiet = 1; break;
@@ -564,6 +591,8 @@ static int check_opts(int argc, char **argv, cli_opts *o, const int *seen)
 
     o->inputs = (const char **)(argv + optind);
     o->ninputs = argc - optind;
+    if (o->null_list && !o->from_file)
+        return usage_error("%s", "-0 (--null) applies to --from-file's list");
     if (o->outdir) {
         if (o->ninputs < 1 && !o->from_file)
             return usage_error("%s", "-o DIR needs at least one INPUT (or --from-file)");
@@ -603,7 +632,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
     opts_init(o);
     optind = 0; /* glibc: full re-initialisation, so repeated calls work */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:yqvhV", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:yqvhV0", long_opts, NULL)) != -1) {
         int r = parse_edge_opt(c, o);
         if (r < 0)
             r = parse_backend_opt(c, o, seen);

@@ -120,31 +120,49 @@ static int add_input(run_ctx *c, const char *in)
     return add_job(c, in, NULL);
 }
 
-/* --from-file LIST: one name a line ("-" = stdin); blank lines skipped. */
-static int add_from_file(run_ctx *c, const char *list)
+/* --from-file LIST ("-" = stdin): one name a line, or with -0 one name a
+ * NUL-terminated record, as find -print0 writes them (a name may then hold
+ * a newline).  Empty names are skipped; '#' is no comment (a file may be
+ * named so).  A NUL byte in a newline list means a -print0 list read
+ * without -0: refused, or every name after the first would be lost.
+ * 0, or the exit status (reported). */
+static int add_from_file(run_ctx *c, const char *list, int nul)
 {
     FILE *fp = strcmp(list, "-") ? fopen(list, "r") : stdin;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
+    long n = 0;
     int ret = 0;
     if (!fp) {
         ge_err(list, "cannot open input list: %s", strerror(errno));
-        return -1;
+        return GE_EXIT_FAIL;
     }
-    while ((len = getline(&line, &cap, fp)) >= 0) {
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
+    while ((len = getdelim(&line, &cap, nul ? '\0' : '\n', fp)) >= 0) {
+        n++;
+        if (nul) {
+            if (len > 0 && line[len - 1] == '\0')
+                len--;
+        } else if (memchr(line, '\0', (size_t)len)) {
+            ge_err(list, "line %ld: a NUL byte in a list of one name a line (use -0 for "
+                         "NUL-separated names, as find -print0 writes)", n);
+            ret = GE_EXIT_USAGE;
+            break;
+        } else {
+            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                len--;
+        }
+        line[len] = '\0';
         if (len == 0)
             continue;
         if (add_input(c, line)) {
-            ret = -1;
+            ret = GE_EXIT_FAIL;
             break;
         }
     }
-    if (ferror(fp)) {
+    if (!ret && ferror(fp)) {
         ge_err(list, "cannot read input list: %s", strerror(errno));
-        ret = -1;
+        ret = GE_EXIT_FAIL;
     }
     free(line);
     if (fp != stdin)
@@ -171,9 +189,10 @@ static char *batch_output(const char *dir, const char *input, const char *ext)
 }
 
 /* What the output name asks for: an image, a video, or an image sequence
- * (a pattern such as frames/e_%05d.png).  Prints one line and returns -1
- * when the pair of input and output cannot work. */
-static int classify_output(job *j)
+ * (a pattern such as frames/e_%05d.png; never for a `literal` name, a
+ * batch's DIR/<stem>.<ext>, whose stem is a file's own name).  Prints one
+ * line and returns -1 when the pair of input and output cannot work. */
+static int classify_output(job *j, int literal)
 {
     const char *out = j->output;
     char buf[16];
@@ -182,7 +201,7 @@ static int classify_output(job *j)
     int special = !strcmp(out, "-") ||
                   (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
     j->fmt = img_format_from_path(out);
-    if (vid_is_sequence(out)) {
+    if (!literal && vid_is_sequence(out)) {
         if (j->fmt == IMG_FMT_UNKNOWN) {
             ge_err(out, "an image-sequence pattern needs an image extension (.png .jpg .bmp .tga .pgm .tiff .webp)");
             return -1;
@@ -240,7 +259,7 @@ static int plan_single(run_ctx *c)
         c->jobs[0].video_in = venc_format_ok(ge_ext(o->output, buf, sizeof buf)) ||
                               vid_is_sequence(o->output);
     }
-    return classify_output(&c->jobs[0]) ? GE_EXIT_USAGE : 0;
+    return classify_output(&c->jobs[0], 0) ? GE_EXIT_USAGE : 0;
 }
 
 /* Collisions (a.png and a.jpg -> a.png) are an error before any work. */
@@ -283,6 +302,28 @@ static int make_outdir(const char *dir)
     return 0;
 }
 
+/* Does name stand for this process's standard stream fd (0 or 1): "-", or
+ * a path to the same pipe or socket (/dev/stdout, /proc/self/fd/1)?
+ * (Not /dev/null and the like: several outputs may go there.) */
+static int names_stream(const char *name, int fd)
+{
+    struct stat a, b;
+    if (!name)
+        return 0;
+    if (!strcmp(name, "-"))
+        return 1;
+    return fstat(fd, &a) == 0 && (S_ISFIFO(a.st_mode) || S_ISSOCK(a.st_mode)) &&
+           stat(name, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Standard input named n times (list: once as --from-file's list). */
+static int stdin_twice(int n, int list)
+{
+    ge_err("-", "standard input is named %d times (%s); it can be read only once", n,
+           list ? "as --from-file's list and as an input" : "as inputs");
+    return GE_EXIT_USAGE;
+}
+
 /* -o DIR INPUT...: one job an input file, DIR/<stem>.<ext> each. */
 static int plan_batch(run_ctx *c)
 {
@@ -294,8 +335,12 @@ static int plan_batch(run_ctx *c)
     for (int i = 0; i < o->ninputs; i++)
         if (add_input(c, o->inputs[i]))
             return GE_EXIT_FAIL;
-    if (o->from_file && add_from_file(c, o->from_file))
-        return GE_EXIT_FAIL;
+    if (o->from_file && names_stream(o->from_file, 0))
+        for (int i = 0; i < c->njobs; i++)
+            if (names_stream(c->jobs[i].input, 0))
+                return stdin_twice(2, 1); /* (before the list consumes it) */
+    if (o->from_file && (r = add_from_file(c, o->from_file, o->null_list)))
+        return r;
     if (c->njobs <= 0) {
         ge_err(NULL, "no input files");
         return GE_EXIT_USAGE;
@@ -311,12 +356,38 @@ static int plan_batch(run_ctx *c)
         j->output = batch_output(o->outdir, j->input, ext);
         if (!j->output)
             return -1;
-        if (classify_output(j))
+        if (classify_output(j, 1))
             return GE_EXIT_USAGE;
     }
-    if ((r = batch_collisions(c)))
-        return r;
-    return make_outdir(o->outdir);
+    return 0;
+}
+
+/* One writer on standard output (an image or video there and --hist's CSV
+ * would interleave into one stream), one reader of standard input (the
+ * second would find it consumed).  0, or GE_EXIT_USAGE (reported). */
+static int check_streams(const run_ctx *c)
+{
+    const cli_opts *o = c->o;
+    char outs[64] = "";
+    int nout = 0, nin = o->from_file && names_stream(o->from_file, 0);
+    const char *out_names[] = {c->batch ? NULL : c->jobs[0].output, o->hist_file,
+                               o->report_file};
+    const char *labels[] = {"OUTPUT", "--hist", "--report-file"};
+    for (int i = 0; i < 3; i++)
+        if (names_stream(out_names[i], 1)) {
+            size_t len = strlen(outs);
+            snprintf(outs + len, sizeof outs - len, "%s%s", nout ? " and " : "", labels[i]);
+            nout++;
+        }
+    if (nout > 1) {
+        ge_err("-", "standard output is named for %s; give all but one a file name", outs);
+        return GE_EXIT_USAGE;
+    }
+    for (int i = 0; i < c->njobs; i++)
+        nin += names_stream(c->jobs[i].input, 0);
+    if (nin > 1)
+        return stdin_twice(nin, o->from_file && names_stream(o->from_file, 0));
+    return 0;
 }
 
 /* Refuse up front what would fail at the end: no work is wasted. */
@@ -351,6 +422,10 @@ int plan_jobs(run_ctx *c)
     int r;
     c->batch = c->o->outdir != NULL;
     r = c->batch ? plan_batch(c) : plan_single(c);
+    if (!r)
+        r = check_streams(c);
+    if (!r && c->batch && !(r = batch_collisions(c)))
+        r = make_outdir(c->o->outdir);
     if (r > 0)
         return r;
     if (r == 0 && (c->inputs = malloc((size_t)c->njobs * sizeof *c->inputs))) {

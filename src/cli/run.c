@@ -185,8 +185,11 @@ int run_main(cli_opts *o)
     memset(&chk, 0, sizeof chk);
     rep_init(&rep);
     if ((status = run_setup(&c, &st, &po, &rep, &chk)) ||
-        (status = run_engines(&c, &po, &rep, &chk, &t0, &r)))
+        (status = run_engines(&c, &po, &rep, &chk, &t0, &r))) {
+        if (status == GE_EXIT_USAGE)
+            cli_usage_hint(); /* after the error's line(s) */
         goto end;
+    }
 
     wp_destroy(&c.enc_pool); /* (already drained by media_finish) */
     rep.wall_s = ge_now() - t0;

@@ -294,7 +294,10 @@ static void test_values(void)
 {
     BAD("--frames '0': expected a positive number", "--frames", "0", "a", "b.png");
     BAD("--frames 'x'", "--frames", "x", "a", "b.png");
-    BAD("--start '-1': expected seconds >= 0", "--start", "-1", "a", "b.png");
+    BAD("--start '-1': expected seconds from 0 to 1e9", "--start", "-1", "a", "b.png");
+    BAD("--start '1e13': expected seconds from 0 to 1e9", "--start", "1e13", "a", "b.mkv");
+    BAD("--start '1e300'", "--start", "1e300", "a", "b.mkv");
+    GOOD(o.start == 1e9, "--start", "1e9", "a", "b.mkv");
     GOOD(o.mem_limit == 512ull << 20, "--mem-limit", "512M", "a", "b.png");
     GOOD(o.mem_limit == 2ull << 30, "--mem-limit", "2GiB", "a", "b.png");
     GOOD(o.mem_limit == 1048576, "--mem-limit", "1048576", "a", "b.png");
