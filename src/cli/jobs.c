@@ -390,6 +390,41 @@ static int check_streams(const run_ctx *c)
     return 0;
 }
 
+/* Two names for one file: the same path, or two paths to one existing
+ * regular file (devices and pipes such as /dev/null may take several). */
+static int same_file_name(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-"))
+        return 0;
+    if (stat(a, &sa) == 0)
+        return S_ISREG(sa.st_mode) && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+    return !strcmp(a, b);
+}
+
+/* --hist and --report-file each need a file of their own: written to the
+ * same name as each other or as an output, one would replace the other at
+ * its commit.  0, or GE_EXIT_USAGE (reported). */
+static int check_side_files(const run_ctx *c)
+{
+    const cli_opts *o = c->o;
+    const char *side[] = {o->hist_file, o->report_file};
+    const char *labels[] = {"--hist", "--report-file"};
+    if (same_file_name(side[0], side[1])) {
+        ge_err(side[0], "named for both --hist and --report-file; each needs a file of its own");
+        return GE_EXIT_USAGE;
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; side[k] && i < c->njobs; i++)
+            if (c->jobs[i].out_kind != OUT_SEQUENCE && same_file_name(side[k], c->jobs[i].output)) {
+                ge_err(side[k], "named for both %s and %s's output; each needs a file of its own",
+                       labels[k], c->jobs[i].input);
+                return GE_EXIT_USAGE;
+            }
+    return 0;
+}
+
 /* Refuse up front what would fail at the end: no work is wasted. */
 static void refuse_existing(run_ctx *c)
 {
@@ -422,8 +457,8 @@ int plan_jobs(run_ctx *c)
     int r;
     c->batch = c->o->outdir != NULL;
     r = c->batch ? plan_batch(c) : plan_single(c);
-    if (!r)
-        r = check_streams(c);
+    if (!r && !(r = check_streams(c)))
+        r = check_side_files(c);
     if (!r && c->batch && !(r = batch_collisions(c)))
         r = make_outdir(c->o->outdir);
     if (r > 0)

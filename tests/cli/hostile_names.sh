@@ -10,7 +10,8 @@
 #   lines skipped; '#' starts no comment.
 # - Standard output carries one output, standard input is read once:
 #   OUTPUT -, --hist - and --report-file - (or /dev/stdout on a pipe) two at
-#   a time, and '-' read twice, are exit 2 with nothing written.
+#   a time, and '-' read twice, are exit 2 with nothing written; so are
+#   --hist and --report-file naming one file, or an output's.
 # - Usage errors found after parsing (no extension, a collision, a video
 #   into an image, no input files, a NUL in the list) end with the
 #   "Try 'gpuedge --help'" line; --start is range-checked (1e13 never wraps).
@@ -137,6 +138,21 @@ usage "--from-file - and '-' as input" 'standard input is named 2 times \(as --f
 printf -- '-\n-\n' >list2
 usage "'-' twice in a list" 'standard input is named 2 times' $G -o o6 --from-file list2 <"$img"
 rm -f list2
+
+# one file for two outputs: the later commit would replace the other
+usage "--hist naming OUTPUT's file" "^gpuedge: e\\.png: named for both --hist and .*grey\\.png's output" \
+    $G --hist e.png "$img" e.png
+usage "--hist and --report-file naming one file" 'h\.txt: named for both --hist and --report-file' \
+    $G --hist h.txt --report-file h.txt "$img" e.png
+usage "--hist naming a batch output" 'o8/grey\.png: named for both --hist' $G -o o8 --hist o8/grey.png "$img"
+cp "$img" ex.png
+exsum=$(sum_of ex.png)
+usage "--hist ./ex.png with OUTPUT ex.png (-y)" 'named for both --hist' $G -y --hist ./ex.png "$img" ex.png
+[ "$(sum_of ex.png)" = "$exsum" ] && ok "ex.png untouched" || not_ok "ex.png changed"
+rm -f ex.png
+ge $G -q --hist /dev/null --report-file /dev/null "$img" /dev/null
+[ "$RC" -eq 0 ] && ok "--hist, --report-file and OUTPUT all /dev/null: allowed" ||
+    { not_ok "/dev/null three times: exit $RC"; show_err; }
 
 # ---- usage errors found after parsing end with the hint
 usage "no extension" 'noext: no extension to choose the output format' $G "$img" noext
