@@ -207,6 +207,17 @@ ifneq ($(CUDA),1)
 	@echo "$@: the CPU-only variant (CUDA=0$(if $(filter command line,$(origin CUDA)),,: no $(NVCC)))"
 endif
 
+# The test build of gpuedge: the same program with its test hooks read
+# (src/cli/hooks.c compiled with GE_TEST_HOOKS); the release one has none.
+HOOKS_PROG = $(TBIN)/gpuedge_hooks
+$(BUILD)/hooks/src/cli/hooks.o: src/cli/hooks.c $(CFLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DGE_TEST_HOOKS -c -o $@ $<
+
+$(HOOKS_PROG): $(BUILD)/src/cli/main.o $(BUILD)/hooks/src/cli/hooks.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(LIB): $(OBJS) $(CUOBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -295,7 +306,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: $(PROG) $(UNIT_BINS) $(GPU_BINS) lib
+check: $(PROG) $(HOOKS_PROG) $(UNIT_BINS) $(GPU_BINS) lib
 	@GPUEDGE=./$(PROG) TESTBIN=$(TBIN) SANITIZE=$(SANITIZE) SMS="$(SMS)" GPUEDGE_LIB=$(PUB_SO) \
 	    sh tests/run
 
@@ -475,5 +486,5 @@ fuzz: fuzz-build fuzz-corpus
 	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seed/$$t || exit 1; \
 	done
 
--include $(OBJS:.o=.d) $(BUILD)/src/cli/main.d $(CUOBJS:.o=.d) \
+-include $(OBJS:.o=.d) $(BUILD)/src/cli/main.d $(BUILD)/hooks/src/cli/hooks.d $(CUOBJS:.o=.d) \
          $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)

@@ -24,7 +24,7 @@ enum {
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC,
-    OPT_CANNY, OPT_DEVICES
+    OPT_CANNY, OPT_DEVICES, OPT_VIDEO_ENGINES
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"devices", required_argument, NULL, OPT_DEVICES},
+    {"video-engines", required_argument, NULL, OPT_VIDEO_ENGINES},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"frames", required_argument, NULL, OPT_FRAMES},
     {"start", required_argument, NULL, OPT_START},
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
     {"crf", required_argument, NULL, OPT_CRF},
     {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
     {"hwdec", required_argument, NULL, OPT_HWDEC},
+    {"null", no_argument, NULL, '0'},
     {"output-dir", required_argument, NULL, 'o'},
     {"overwrite", no_argument, NULL, 'y'},
     {"quiet", no_argument, NULL, 'q'},
@@ -109,6 +111,8 @@ void cli_usage(FILE *fp)
 "      --devices LIST      several GPUs at once: a list such as 0,1,3 or all;\n"
 "                          one engine a device, the batch's files shared out\n"
 "                          largest first (same outputs as one device)\n"
+"      --video-engines N   batch of videos: N engines a device (1..8), each\n"
+"                          decoding and encoding its own video [1]\n"
 "      --hwdec MODE        video decoding: auto (with the GPU backend, NVDEC\n"
 "                          for H.264, HEVC, VP9 and AV1 where it is faster:\n"
 "                          >= 2 sessions and >= 1 Gpx, or <= 8 threads;\n"
@@ -135,18 +139,23 @@ void cli_usage(FILE *fp)
 "\n"
 "Files and batches:\n"
 "  -o, --output-dir DIR    batch mode: write DIR/<name>.<format> per input\n"
+"                          (<name> literally: a % in it is no pattern)\n"
 "      --format EXT        batch output format for the inputs it fits (an\n"
 "                          image format: png jpg bmp tga pgm tiff webp; or\n"
 "                          mkv/mp4/y4m for videos)\n"
 "                          [png for images, mkv for videos]\n"
 "      --png-level N       PNG compression, 0 (stored) .. 12 (smallest,\n"
 "                          slowest); libdeflate's levels [1]\n"
-"      --from-file LIST    read input names from LIST, one a line (- = stdin)\n"
+"      --from-file LIST    read input names from LIST, one a line (- = stdin;\n"
+"                          blank lines skipped, no comments)\n"
+"  -0, --null              --from-file's names end with a NUL byte, not a\n"
+"                          newline (find -print0, xargs -0)\n"
 "      --skip-existing     batch: skip inputs whose output already exists\n"
 "  -y, --overwrite         replace existing outputs\n"
 "      --keep-partial      keep a failed output as NAME.partial.EXT\n"
 "      --frames N          video: stop after N frames\n"
-"      --start T           video: start at T seconds (from the first frame)\n"
+"      --start T           video: start at T seconds (from the first frame;\n"
+"                          0 to 1e9)\n"
 "      --codec NAME        video encoder: .mkv ffvhuff (default, lossless),\n"
 "                          magicyuv, ffv1 (smallest, slowest), rawvideo or\n"
 "                          libx264; .mp4 libx264; .y4m rawvideo\n"
@@ -166,13 +175,49 @@ void cli_usage(FILE *fp)
 "130/143 interrupted by SIGINT/SIGTERM.  See gpuedge(1).\n", fp);
 }
 
+void cli_usage_hint(void)
+{
+    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
     char msg[512];
     snprintf(msg, sizeof msg, fmt, arg);
     ge_err(NULL, "%s", msg);
-    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+    cli_usage_hint();
     return GE_EXIT_USAGE;
+}
+
+/* Keyword values (aliases beside the documented names). */
+typedef struct choice {
+    const char *name;
+    int val;
+} choice;
+
+static const choice borders[] = {
+    {"replicate", GE_BORDER_REPLICATE}, {"reflect101", GE_BORDER_REFLECT101},
+    {"reflect_101", GE_BORDER_REFLECT101}, {"zero", GE_BORDER_ZERO},
+    {"constant", GE_BORDER_ZERO}, {NULL, 0}};
+static const choice reports[] = {{"text", CLI_REPORT_TEXT}, {"json", CLI_REPORT_JSON}, {NULL, 0}};
+static const choice backends[] = {{"auto", CLI_BACKEND_AUTO}, {"gpu", CLI_BACKEND_GPU},
+                                  {"cuda", CLI_BACKEND_GPU}, {"cpu", CLI_BACKEND_CPU}, {NULL, 0}};
+static const choice hwdecs[] = {{"auto", CLI_HWDEC_AUTO}, {"none", CLI_HWDEC_NONE},
+                                {"no", CLI_HWDEC_NONE}, {"nvdec", CLI_HWDEC_NVDEC},
+                                {"cuda", CLI_HWDEC_NVDEC}, {NULL, 0}};
+static const choice jpeg_decoders[] = {{"turbo", CLI_JPEG_TURBO}, {"libjpeg-turbo", CLI_JPEG_TURBO},
+                                       {"nvjpeg", CLI_JPEG_NVJPEG}, {"stb", CLI_JPEG_STB},
+                                       {NULL, 0}};
+
+/* arg's value in ch into *out: 0, or -1 (not one of the names). */
+static int pick(const char *arg, const choice *ch, int *out)
+{
+    for (; ch->name; ch++)
+        if (!strcmp(arg, ch->name)) {
+            *out = ch->val;
+            return 0;
+        }
+    return -1;
 }
 
 /* Strict number parsers: the whole argument, finite, in range. */
@@ -295,10 +340,9 @@ static void opts_init(cli_opts *o)
     o->frames = -1;
     o->progress = -1;
     o->png_level = PNG_LEVEL_DEFAULT;
+    o->video_engines = 1;
 }
 
-/* Options whose machinery lands with later work: accepted by the parser
- * (so scripts can be written now) but refused with a clear message. */
 /* How many long options start with the name in "--name[=value]". */
 static int long_matches(const char *word)
 {
@@ -337,176 +381,199 @@ static const char *bad_option(char **argv, char *buf)
     return buf;
 }
 
-int cli_parse(int argc, char **argv, cli_opts *o)
+/* The options of one group (getopt_long's c and optarg): 0 taken, -1 not
+ * this group's, or GE_EXIT_USAGE after the usage lines. */
+static int parse_edge_opt(int c, cli_opts *o)
+{
+    double d;
+    switch (c) {
+    case OPT_SIGMA:
+        if (parse_double(optarg, &d) ||
+            !(d == 0 || (d >= GE_SIGMA_MIN && d <= GE_SIGMA_MAX)))
+            return usage_error("--sigma '%s': expected 0 or a number from 0.1 to 16", optarg);
+        o->p.sigma = d;
+        break;
+    case OPT_BORDER:
+        if (pick(optarg, borders, &o->p.border))
+            return usage_error("--border '%s': expected replicate, reflect101 or zero", optarg);
+        break;
+    case OPT_SCALE:
+        if (parse_double(optarg, &d) || !(d > 0) || d > 3.4e38)
+            return usage_error("--scale '%s': expected a number greater than 0", optarg);
+        o->p.scale = (float)d;
+        if (!(o->p.scale > 0))
+            return usage_error("--scale '%s': too small", optarg);
+        break;
+    case OPT_THRESHOLD:
+        if (parse_double(optarg, &d) || d < 0 || d > 255)
+            return usage_error("--threshold '%s': expected a number from 0 to 255", optarg);
+        o->p.use_threshold = 1;
+        o->p.threshold = (float)d;
+        break;
+    case OPT_INVERT: o->p.invert = 1; break;
+    case OPT_CANNY:
+        if (parse_canny(optarg, &o->p))
+            return usage_error("--canny '%s': expected LOW,HIGH (numbers, "
+                               "0 <= LOW <= HIGH) or auto", optarg);
+        break;
+    case OPT_RGB: o->rgb = 1; break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* (seen[0]: --device given, seen[1]: --devices) */
+static int parse_backend_opt(int c, cli_opts *o, int *seen)
+{
+    long l;
+    switch (c) {
+    case OPT_REPORT:
+        if (!optarg)
+            o->report = CLI_REPORT_TEXT;
+        else if (pick(optarg, reports, &o->report))
+            return usage_error("--report=%s: expected text or json", optarg);
+        break;
+    case OPT_REPORT_FILE: o->report_file = optarg; break;
+    case OPT_HIST: o->hist_file = optarg; break;
+    case OPT_CPU_REF:
+        if (!optarg)
+            o->cpu_ref_every = 1;
+        else if (parse_long(optarg, 1, INT_MAX, &l))
+            return usage_error("--cpu-ref=%s: expected a positive frame interval", optarg);
+        else
+            o->cpu_ref_every = (int)l;
+        break;
+    case OPT_BACKEND:
+        if (pick(optarg, backends, &o->backend))
+            return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
+        break;
+    case OPT_HWDEC:
+        if (pick(optarg, hwdecs, &o->hwdec))
+            return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
+        break;
+    case OPT_DEVICE:
+        if (parse_long(optarg, 0, 1023, &l))
+            return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
+        o->device = (int)l;
+        o->device_given = 1;
+        seen[0] = 1;
+        break;
+    case OPT_DEVICES:
+        if (parse_devices(optarg, o))
+            return usage_error("--devices '%s': expected all or a list of distinct device "
+                               "indexes such as 0,1,3", optarg);
+        seen[1] = 1;
+        o->device_given = 1;
+        break;
+    case OPT_VIDEO_ENGINES:
+        if (parse_long(optarg, 1, CLI_VIDEO_ENGINES_MAX, &l))
+            return usage_error("--video-engines '%s': expected 1 to 8", optarg);
+        o->video_engines = (int)l;
+        break;
+    case OPT_THREADS:
+        if (parse_long(optarg, 0, 1024, &l))
+            return usage_error("--threads '%s': expected 0 (one per CPU) to 1024", optarg);
+        o->threads = (int)l;
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_file_opt(int c, cli_opts *o)
+{
+    double d;
+    long l;
+    switch (c) {
+    case OPT_FRAMES:
+        if (parse_long(optarg, 1, LONG_MAX, &l))
+            return usage_error("--frames '%s': expected a positive number", optarg);
+        o->frames = l;
+        break;
+    case OPT_START:
+        /* bounded before any conversion: start * 1e6 (microseconds) and
+         * start * fps must fit in 64 bits */
+        if (parse_double(optarg, &d) || !(d >= 0 && d <= CLI_START_MAX))
+            return usage_error("--start '%s': expected seconds from 0 to 1e9", optarg);
+        o->start = d;
+        break;
+    case OPT_FORMAT: {
+        const char *f = optarg[0] == '.' ? optarg + 1 : optarg;
+        static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm",
+                                         "tif", "tiff", "webp",
+                                         "mkv", "mp4", "y4m", NULL};
+        int i;
+        for (i = 0; ok[i] && strcasecmp(f, ok[i]); i++)
+            ;
+        if (!ok[i])
+            return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga, pgm, tiff, webp, mkv, mp4 or y4m", optarg);
+        o->format = f;
+        break;
+    }
+    case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
+    case OPT_FROM_FILE: o->from_file = optarg; break;
+    case OPT_MEM_LIMIT: {
+        unsigned long long v;
+        if (parse_size(optarg, &v))
+            return usage_error("--mem-limit '%s': expected a size such as 512M or 2G", optarg);
+        o->mem_limit = v;
+        break;
+    }
+    case OPT_KEEP_PARTIAL: o->keep_partial = 1; break;
+    case OPT_PROGRESS: o->progress = 1; break;
+    case OPT_NO_PROGRESS: o->progress = 0; break;
+    case OPT_STAGED: o->staged = 1; break;
+    case OPT_JPEG_DECODER:
+        if (pick(optarg, jpeg_decoders, &o->jpeg_decoder))
+            return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
+        break;
+    case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
+    case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
+    case OPT_CODEC: o->codec = optarg; break;
+    case OPT_PRESET: o->preset = optarg; break;
+    case OPT_CRF: o->crf = optarg; break;
+    case OPT_PNG_LEVEL:
+        if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
+            return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
+                               optarg);
+        o->png_level = (int)l;
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* The short options and getopt's errors; 1 for --help (stop there). */
+static int parse_general_opt(int c, char **argv, cli_opts *o)
 {
     char bad[256];
-    int c, seen_device = 0, seen_devices = 0;
-    opts_init(o);
-    optind = 0; /* glibc: full re-initialisation, so repeated calls work */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:yqvhV", long_opts, NULL)) != -1) {
-        double d;
-        long l;
-        switch (c) {
-        case OPT_SIGMA:
-            if (parse_double(optarg, &d) ||
-                !(d == 0 || (d >= GE_SIGMA_MIN && d <= GE_SIGMA_MAX)))
-                return usage_error("--sigma '%s': expected 0 or a number from 0.1 to 16", optarg);
-            o->p.sigma = d;
-            break;
-        case OPT_BORDER:
-            if (!strcmp(optarg, "replicate"))
-                o->p.border = GE_BORDER_REPLICATE;
-            else if (!strcmp(optarg, "reflect101") || !strcmp(optarg, "reflect_101"))
-                o->p.border = GE_BORDER_REFLECT101;
-            else if (!strcmp(optarg, "zero") || !strcmp(optarg, "constant"))
-                o->p.border = GE_BORDER_ZERO;
-            else
-                return usage_error("--border '%s': expected replicate, reflect101 or zero", optarg);
-            break;
-        case OPT_SCALE:
-            if (parse_double(optarg, &d) || !(d > 0) || d > 3.4e38)
-                return usage_error("--scale '%s': expected a number greater than 0", optarg);
-            o->p.scale = (float)d;
-            if (!(o->p.scale > 0))
-                return usage_error("--scale '%s': too small", optarg);
-            break;
-        case OPT_THRESHOLD:
-            if (parse_double(optarg, &d) || d < 0 || d > 255)
-                return usage_error("--threshold '%s': expected a number from 0 to 255", optarg);
-            o->p.use_threshold = 1;
-            o->p.threshold = (float)d;
-            break;
-        case OPT_INVERT: o->p.invert = 1; break;
-        case OPT_CANNY:
-            if (parse_canny(optarg, &o->p))
-                return usage_error("--canny '%s': expected LOW,HIGH (numbers, "
-                                   "0 <= LOW <= HIGH) or auto", optarg);
-            break;
-        case OPT_RGB: o->rgb = 1; break;
-        case OPT_REPORT:
-            if (!optarg || !strcmp(optarg, "text"))
-                o->report = CLI_REPORT_TEXT;
-            else if (!strcmp(optarg, "json"))
-                o->report = CLI_REPORT_JSON;
-            else
-                return usage_error("--report=%s: expected text or json", optarg);
-            break;
-        case OPT_REPORT_FILE: o->report_file = optarg; break;
-        case OPT_HIST: o->hist_file = optarg; break;
-        case OPT_CPU_REF:
-            if (!optarg)
-                o->cpu_ref_every = 1;
-            else if (parse_long(optarg, 1, INT_MAX, &l))
-                return usage_error("--cpu-ref=%s: expected a positive frame interval", optarg);
-            else
-                o->cpu_ref_every = (int)l;
-            break;
-        case OPT_BACKEND:
-            if (!strcmp(optarg, "auto")) o->backend = CLI_BACKEND_AUTO;
-            else if (!strcmp(optarg, "gpu") || !strcmp(optarg, "cuda")) o->backend = CLI_BACKEND_GPU;
-            else if (!strcmp(optarg, "cpu")) o->backend = CLI_BACKEND_CPU;
-            else return usage_error("--backend '%s': expected auto, gpu or cpu", optarg);
-            break;
-        case OPT_HWDEC:
-            if (!strcmp(optarg, "auto")) o->hwdec = CLI_HWDEC_AUTO;
-            else if (!strcmp(optarg, "none") || !strcmp(optarg, "no")) o->hwdec = CLI_HWDEC_NONE;
-            else if (!strcmp(optarg, "nvdec") || !strcmp(optarg, "cuda")) o->hwdec = CLI_HWDEC_NVDEC;
-            else return usage_error("--hwdec '%s': expected auto, none or nvdec", optarg);
-            break;
-        case OPT_DEVICE:
-            if (parse_long(optarg, 0, 1023, &l))
-                return usage_error("--device '%s': expected a device index (0, 1, ...)", optarg);
-            o->device = (int)l;
-            o->device_given = 1;
-            seen_device = 1;
-            break;
-        case OPT_DEVICES:
-            if (parse_devices(optarg, o))
-                return usage_error("--devices '%s': expected all or a list of distinct device "
-                                   "indexes such as 0,1,3", optarg);
-            seen_devices = 1;
-            o->device_given = 1;
-            break;
-        case OPT_THREADS:
-            if (parse_long(optarg, 0, 1024, &l))
-                return usage_error("--threads '%s': expected 0 (one per CPU) to 1024", optarg);
-            o->threads = (int)l;
-            break;
-        case OPT_FRAMES:
-            if (parse_long(optarg, 1, LONG_MAX, &l))
-                return usage_error("--frames '%s': expected a positive number", optarg);
-            o->frames = l;
-            break;
-        case OPT_START:
-            if (parse_double(optarg, &d) || d < 0)
-                return usage_error("--start '%s': expected seconds >= 0", optarg);
-            o->start = d;
-            break;
-        case OPT_FORMAT: {
-            const char *f = optarg[0] == '.' ? optarg + 1 : optarg;
-            static const char *const ok[] = {"png", "jpg", "jpeg", "bmp", "tga", "pgm",
-                                             "tif", "tiff", "webp",
-                                             "mkv", "mp4", "y4m", NULL};
-            int i;
-            for (i = 0; ok[i] && strcasecmp(f, ok[i]); i++)
-                ;
-            if (!ok[i])
-                return usage_error("--format '%s': expected png, jpg, jpeg, bmp, tga, pgm, tiff, webp, mkv, mp4 or y4m", optarg);
-            o->format = f;
-            break;
-        }
-        case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
-        case OPT_FROM_FILE: o->from_file = optarg; break;
-        case OPT_MEM_LIMIT: {
-            unsigned long long v;
-            if (parse_size(optarg, &v))
-                return usage_error("--mem-limit '%s': expected a size such as 512M or 2G", optarg);
-            o->mem_limit = v;
-            break;
-        }
-        case OPT_KEEP_PARTIAL: o->keep_partial = 1; break;
-        case OPT_PROGRESS: o->progress = 1; break;
-        case OPT_NO_PROGRESS: o->progress = 0; break;
-        case OPT_STAGED: o->staged = 1; break;
-        case OPT_JPEG_DECODER:
-            if (!strcmp(optarg, "turbo") || !strcmp(optarg, "libjpeg-turbo"))
-                o->jpeg_decoder = CLI_JPEG_TURBO;
-            else if (!strcmp(optarg, "nvjpeg"))
-                o->jpeg_decoder = CLI_JPEG_NVJPEG;
-            else if (!strcmp(optarg, "stb"))
-                o->jpeg_decoder = CLI_JPEG_STB;
-            else
-                return usage_error("--jpeg-decoder '%s': expected turbo, nvjpeg or stb", optarg);
-            break;
-        case OPT_AUTO_ORIENT: o->no_auto_orient = 0; break;
-        case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
-        case OPT_CODEC: o->codec = optarg; break;
-        case OPT_PRESET: o->preset = optarg; break;
-        case OPT_CRF: o->crf = optarg; break;
-        case OPT_PNG_LEVEL:
-            if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))
-                return usage_error("--png-level '%s': expected 0 (stored) to 12 (smallest)",
-                                   optarg);
-            o->png_level = (int)l;
-            break;
-        case 'o': o->outdir = optarg; break;
-        case 'y': o->overwrite = 1; break;
-        case 'q': o->quiet = 1; break;
-        case 'v': o->verbose++; break;
-        case 'h': o->action = CLI_HELP; return 0;
-        case 'V': o->action = CLI_VERSION; break;
-        case ':':
-            return usage_error("option '%s' needs an argument", bad_option(argv, bad));
-        default:
-            if (strncmp(bad_option(argv, bad), "--", 2))
-                return usage_error("unknown option '%s'", bad);
-            if (optopt)
-                return usage_error("option '%s' takes no argument", bad);
-            return usage_error(long_matches(bad) > 1 ? "ambiguous option '%s'"
-                                                     : "unknown option '%s'", bad);
-        }
+    switch (c) {
+    case '0': o->null_list = 1; break;
+    case 'o': o->outdir = optarg; break;
+    case 'y': o->overwrite = 1; break;
+    case 'q': o->quiet = 1; break;
+    case 'v': o->verbose++; break;
+    case 'h': o->action = CLI_HELP; return 1;
+    case 'V': o->action = CLI_VERSION; break;
+    case ':':
+        return usage_error("option '%s' needs an argument", bad_option(argv, bad));
+    default:
+        if (strncmp(bad_option(argv, bad), "--", 2))
+            return usage_error("unknown option '%s'", bad);
+        if (optopt)
+            return usage_error("option '%s' takes no argument", bad);
+        return usage_error(long_matches(bad) > 1 ? "ambiguous option '%s'"
+                                                 : "unknown option '%s'", bad);
     }
+    return 0;
+}
+
+/* What no single option can say: contradictions, and the operands. */
+static int check_opts(int argc, char **argv, cli_opts *o, const int *seen)
+{
     if (o->action == CLI_VERSION)
         return 0;
     if (o->p.canny && o->p.use_threshold)
@@ -514,7 +581,7 @@ int cli_parse(int argc, char **argv, cli_opts *o)
                            "(Canny's map is already binary)");
     if (o->quiet && o->verbose)
         return usage_error("%s", "-q and -v contradict each other");
-    if (seen_device && seen_devices)
+    if (seen[0] && seen[1])
         return usage_error("%s", "--device and --devices: give one of them (--device N is "
                                  "--devices N)");
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG && o->backend == CLI_BACKEND_CPU)
@@ -524,6 +591,8 @@ int cli_parse(int argc, char **argv, cli_opts *o)
 
     o->inputs = (const char **)(argv + optind);
     o->ninputs = argc - optind;
+    if (o->null_list && !o->from_file)
+        return usage_error("%s", "-0 (--null) applies to --from-file's list");
     if (o->outdir) {
         if (o->ninputs < 1 && !o->from_file)
             return usage_error("%s", "-o DIR needs at least one INPUT (or --from-file)");
@@ -555,6 +624,26 @@ int cli_parse(int argc, char **argv, cli_opts *o)
             return usage_error("%s", why);
     }
     return 0;
+}
+
+int cli_parse(int argc, char **argv, cli_opts *o)
+{
+    int c, seen[2] = {0, 0};
+    opts_init(o);
+    optind = 0; /* glibc: full re-initialisation, so repeated calls work */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:yqvhV0", long_opts, NULL)) != -1) {
+        int r = parse_edge_opt(c, o);
+        if (r < 0)
+            r = parse_backend_opt(c, o, seen);
+        if (r < 0)
+            r = parse_file_opt(c, o);
+        if (r < 0)
+            r = parse_general_opt(c, argv, o);
+        if (r)
+            return r == 1 ? 0 : r;
+    }
+    return check_opts(argc, argv, o, seen);
 }
 
 void cli_free(cli_opts *o)

@@ -13,6 +13,12 @@ enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+/* --video-engines' bound: each engine holds its own decoder, encoder and
+ * threads. */
+#define CLI_VIDEO_ENGINES_MAX 8
+/* --start's bound in seconds (about 31 years): checked before it becomes
+ * microseconds or a frame count in 64 bits. */
+#define CLI_START_MAX 1e9
 /* --jpeg-decoder (DESIGN.md §1.9): which library's pixels a JPEG starts from */
 enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
@@ -36,12 +42,14 @@ typedef struct cli_opts {
     int devices[64];
     int ndevices;
     int devices_all;
+    int video_engines;       /* --video-engines: engines a device for a batch of videos */
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */
     double start;            /* seconds */
     const char *format;      /* output extension for batch mode */
     int skip_existing;
     const char *from_file;
+    int null_list;           /* -0: --from-file's names end with NUL */
     unsigned long long mem_limit; /* 0 = none */
     int keep_partial;
     int overwrite;
@@ -64,6 +72,8 @@ typedef struct cli_opts {
 int cli_parse(int argc, char **argv, cli_opts *o);
 /* Frees what cli_parse allocated (the --from-file list). */
 void cli_free(cli_opts *o);
+/* "Try 'gpuedge --help'...", the line after a usage error's (exit 2). */
+void cli_usage_hint(void);
 /* The --help text. */
 void cli_usage(FILE *fp);
 /* --version text (library, CUDA and GPU versions). */

@@ -1,6 +1,6 @@
 /*
  * jobq.h — the one work queue a batch's engines take their files from
- * (issue 14, --devices).
+ * (--devices, --video-engines).
  *
  * Every engine takes the next file when it is free (its decode thread asks
  * for one), so a slow engine or a long video holds back no other.  With

@@ -1,11 +1,11 @@
 #!/bin/sh
-# Several GPUs (issue 14): the photo batch and the video batch of the codec
+# Several GPUs: the photo batch and the video batch of the codec
 # issues (tests/bench/REALDATA.md) on 1 GPU and on 2 (--devices 0 and
 # --devices 0,1), median of RUNS runs each, side by side in one run; the
 # outputs of both must be byte-identical.  Prints a table with the
 # speedups (issue target: >= 1.8x with 2 GPUs where the codecs allow) and
 # the 2-GPU run's per-engine report lines; then, on one GPU, the video
-# batch with GPUEDGE_VIDEO_ENGINES=2 and 4 against one engine.  Needs 2 or more GPUs (counted
+# batch with --video-engines 2 and 4 against one engine.  Needs 2 or more GPUs (counted
 # with nvidia-smi -L), else "skip" with the reason.
 #   sh tests/bench/multi_gpu.sh [REALDATA]     (default build/realdata)
 # Env: GPUEDGE (default ./gpuedge), RUNS (default 3), EXTRA (more gpuedge
@@ -72,10 +72,10 @@ for batch in "$RD/photos" "$T/videos"; do
     echo "### $name, 2 GPUs: per engine"
     sed -n '/per engine/,$p' "$T/rep-0,1-$name.txt"
 done
-# several engines on ONE GPU for the video batch (GPUEDGE_VIDEO_ENGINES):
+# several engines on ONE GPU for the video batch (--video-engines):
 # does decoding and encoding several videos at once pay?
 for n in 2 4; do
-    sv=$(GPUEDGE_VIDEO_ENGINES=$n one 0 "$T/videos")
+    sv=$(EXTRA="${EXTRA:-} --video-engines $n" one 0 "$T/videos")
     echo "videos-1gpu-${n}engines $(awk '$1 == "videos" { print $2 }' "$T/table") $sv -" >>"$T/table.1"
 done
 echo

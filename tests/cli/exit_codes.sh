@@ -53,7 +53,7 @@ fails "unknown output extension .xyz" 2 "out\.xyz: unknown output format '\.xyz'
 fails "output without extension" 2 'out: no extension' in.png out
 fails "unknown output extension, missing input" 2 "out\.xyz: unknown output format" missing.png out.xyz
 fails "--frames 0" 2 "--frames '0': expected a positive number" --frames 0 in.png out.png
-fails "--start -1" 2 "--start '-1': expected seconds >= 0" --start -1 in.png out.png
+fails "--start -1" 2 "--start '-1': expected seconds from 0 to 1e9" --start -1 in.png out.png
 fails "video input to an image output" 2 "a video input needs a video output" in.mkv out.png
 fails "--mem-limit bad size" 2 "--mem-limit '12Q'" --mem-limit 12Q in.png out.png
 

@@ -1,14 +1,35 @@
 #!/bin/sh
-# Several engines, one work queue (--devices, issue 14), tested on the CPU
-# backend: GPUEDGE_CPU_ENGINES=N runs N CPU engines through the same
+# Several engines, one work queue (--devices, --video-engines), tested on
+# the CPU backend with the test build of gpuedge (gpuedge_hooks beside the
+# unit tests): GPUEDGE_CPU_ENGINES=N runs N CPU engines through the same
 # scheduler several GPUs use, and GPUEDGE_FAIL_ENGINE=K[:N] makes engine K
-# fail at its N-th file as a lost device would.  Checks: --devices parsing;
-# outputs (and --hist) byte-identical to one engine's for images and
-# videos; every engine gets work, largest files first; a failed engine's
-# files retried on another, or failed with one line each; nothing partial.
+# fail at its N-th file as a lost device would.  Checks: --devices and
+# --video-engines parsing; outputs (and --hist) byte-identical to one
+# engine's for images and videos; every engine gets work, largest files
+# first; a failed engine's files retried on another, or failed with one
+# line each; nothing partial; the release binary reads no test hook.
 . "$(dirname "$0")/lib.sh"
 
 G="--backend=cpu -q"
+RELEASE=$GPUEDGE
+HOOKS=${TESTBIN:-tests/bin}/gpuedge_hooks
+case $HOOKS in /*) ;; *) HOOKS=$ROOT/$HOOKS ;; esac
+if [ ! -x "$HOOKS" ]; then
+    not_ok "no test build at $HOOKS (make builds it with the unit tests)"
+    finish
+fi
+GPUEDGE=$HOOKS
+# the release binary, as ge runs the test build
+ger() {
+    "$RELEASE" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+}
+
+# ---- --video-engines on the command line
+for bad in 0 9 -1 x '' 2x; do
+    fails "--video-engines '$bad'" 2 "--video-engines '$bad': expected 1 to 8" \
+        $G --video-engines "$bad" "$SAMPLES/grey.png" e.png
+done
 
 # ---- --devices on the command line
 ge $G --devices 0,1,3 "$SAMPLES/grey.png" e.png
@@ -89,11 +110,22 @@ GPUEDGE_CPU_ENGINES=3 ge $G -o vout vin
 [ "$RC" -eq 0 ] && diff -r vref vout >/dev/null && ok "3 engines, a batch of videos: the same .mkv bytes" ||
     { not_ok "3 engines on videos: exit $RC"; show_err; }
 
-# several engines on one device for a batch of videos
-GPUEDGE_VIDEO_ENGINES=2 ge $G -o vout2 --report=json --report-file v2.json vin
+# several engines on one device for a batch of videos (the release binary)
+ger $G -o vout2 --video-engines 2 --report=json --report-file v2.json vin
 [ "$RC" -eq 0 ] && diff -r vref vout2 >/dev/null && [ "$(grep -o '"engine":' v2.json | wc -l)" -eq 2 ] &&
-    ok "GPUEDGE_VIDEO_ENGINES=2: two engines on one device, the same .mkv bytes" ||
-    { not_ok "GPUEDGE_VIDEO_ENGINES=2: exit $RC"; show_err; }
+    ok "--video-engines 2: two engines on one device, the same .mkv bytes" ||
+    { not_ok "--video-engines 2: exit $RC"; show_err; }
+ger $G -o vout1 --video-engines 1 --report=json --report-file v1.json vin
+[ "$RC" -eq 0 ] && diff -r vref vout1 >/dev/null && ! grep -q '"engine":' v1.json &&
+    ok "--video-engines 1: one engine, the same .mkv bytes" ||
+    { not_ok "--video-engines 1: exit $RC"; show_err; }
+
+# the release binary reads no test hook: one engine, no failure
+rm -rf rel
+GPUEDGE_CPU_ENGINES=3 GPUEDGE_FAIL_ENGINE=0 ger --backend=cpu -v -o rel in
+[ "$RC" -eq 0 ] && same_as_ref rel && ! grep -q 'engines (.*), one queue\|failing on purpose' "$ERR" &&
+    ok "release binary: GPUEDGE_CPU_ENGINES and GPUEDGE_FAIL_ENGINE ignored" ||
+    { not_ok "release binary reads a test hook: exit $RC"; show_err; }
 
 # largest first: the queue positions -v names follow the file sizes
 GPUEDGE_CPU_ENGINES=2 ge --backend=cpu -v -o vq in

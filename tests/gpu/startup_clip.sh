@@ -1,13 +1,13 @@
 #!/bin/bash
 # tests/gpu/startup_clip.sh — what a short clip pays before its frames flow
-# (issue 11, start-up), on the GPU machine.  Builds nothing.
+# (start-up), on the GPU machine.  Builds nothing.
 #
 #   here:  sh tests/gpu/startup_inputs.sh .device-NAME     (the clips)
 #   there: . .device-NAME/env.sh; bash tests/gpu/startup_clip.sh .device-NAME [RUNS]
 #
-# One binary, three start-ups, alternated RUNS times (default 7), medians
-# of the whole command's wall time:
-#   serial   GPUEDGE_STARTUP=serial: CUDA first, then the input and encoder
+# One binary, two start-ups, alternated RUNS times (default 7), medians
+# of the whole command's wall time (the serial order, CUDA first and the
+# input and encoder after, is gone: BENCHMARKS.md "Start-up"):
 #   overlap  the default: CUDA on its own thread while they open, kernels
 #            loaded with the context (CUDA_MODULE_LOADING=EAGER)
 #   lazy     the overlap with CUDA's lazy kernel loading (first launch)
@@ -28,8 +28,7 @@ LOG=$OUT/startup-clip.log
 
 mode_env() { # MODE: the environment of a start-up mode
     case $1 in
-    serial) echo "GPUEDGE_STARTUP=serial" ;;
-    overlap) echo "GPUEDGE_STARTUP=overlap" ;;
+    overlap) ;;
     lazy) echo "CUDA_MODULE_LOADING=LAZY" ;;
     esac
 }
@@ -42,7 +41,7 @@ for clip in "$D"/clip*.mp4; do
     c=$(basename "$clip" .mp4)
     for hw in auto none; do
         for i in $(seq "$RUNS"); do
-            for m in serial overlap lazy; do
+            for m in overlap lazy; do
                 t0=$(date +%s.%N)
                 env $(mode_env $m) "$GE" -q -y --hwdec=$hw "$clip" "$T/o.mkv" 2>>"$LOG"
                 rc=$?
@@ -50,13 +49,13 @@ for clip in "$D"/clip*.mp4; do
             done
         done
         row="$c hwdec=$hw:"
-        for m in serial overlap lazy; do
+        for m in overlap lazy; do
             med=$(awk -v c=$c -v h=$hw -v m=$m '$1=="time" && $2==c && $3==h && $4==m {print $6}' "$LOG" | median)
             bad=$(awk -v c=$c -v h=$hw -v m=$m '$1=="time" && $2==c && $3==h && $4==m && $5!=0' "$LOG" | wc -l)
             row="$row $m ${med} ms$([ "$bad" = 0 ] || echo " ($bad FAILED)");"
         done
         table+=("$row")
-        for m in serial overlap lazy; do
+        for m in overlap lazy; do
             env $(mode_env $m) "$GE" -y -v --report --hwdec=$hw "$clip" "$T/o.mkv" >"$T/r" 2>&1
             echo "report $c $hw $m: $(grep -E 'start-up|while CUDA' "$T/r" | tr '\n' ' ')" >>"$LOG"
             table+=("  $m: $(grep 'start-up' "$T/r" | sed 's/^ *start-up (from the run.s start): //')")

@@ -294,7 +294,14 @@ static void test_values(void)
 {
     BAD("--frames '0': expected a positive number", "--frames", "0", "a", "b.png");
     BAD("--frames 'x'", "--frames", "x", "a", "b.png");
-    BAD("--start '-1': expected seconds >= 0", "--start", "-1", "a", "b.png");
+    BAD("--start '-1': expected seconds from 0 to 1e9", "--start", "-1", "a", "b.png");
+    BAD("--start '1e13': expected seconds from 0 to 1e9", "--start", "1e13", "a", "b.mkv");
+    BAD("--start '1e300'", "--start", "1e300", "a", "b.mkv");
+    GOOD(o.start == 1e9, "--start", "1e9", "a", "b.mkv");
+    GOOD(o.video_engines == 1, "-o", "d", "a");
+    GOOD(o.video_engines == 8, "--video-engines", "8", "-o", "d", "a");
+    BAD("--video-engines '9': expected 1 to 8", "--video-engines", "9", "-o", "d", "a");
+    BAD("--video-engines '0'", "--video-engines", "0", "-o", "d", "a");
     GOOD(o.mem_limit == 512ull << 20, "--mem-limit", "512M", "a", "b.png");
     GOOD(o.mem_limit == 2ull << 30, "--mem-limit", "2GiB", "a", "b.png");
     GOOD(o.mem_limit == 1048576, "--mem-limit", "1048576", "a", "b.png");
@@ -317,6 +324,9 @@ static void test_files_and_batches(void)
     GOOD(o.outdir && o.ninputs == 0 && o.from_file && !strcmp(o.from_file, "list"),
          "-o", "d", "--from-file", "list");
     GOOD(o.from_file && !strcmp(o.from_file, "-"), "-o", "d", "--from-file", "-");
+    GOOD(o.null_list && o.from_file, "-0", "-o", "d", "--from-file", "-");
+    GOOD(o.null_list && o.from_file, "-o", "d", "--null", "--from-file", "l");
+    GOOD(!o.null_list, "-o", "d", "--from-file", "l");
     GOOD(o.format && !strcmp(o.format, "pgm"), "-o", "d", "--format", "pgm", "a");
     GOOD(o.format && !strcmp(o.format, "pgm"), "-o", "d", "--format", ".pgm", "a");
     GOOD(o.format && !strcasecmp(o.format, "jpg"), "-o", "d", "--format", "JPG", "a");
@@ -336,6 +346,8 @@ static void test_files_and_batches(void)
     BAD("--format applies to -o DIR", "--format", "pgm", "a", "b.png");
     BAD("--skip-existing applies to -o DIR", "--skip-existing", "a", "b.png");
     BAD("--from-file needs -o DIR", "--from-file", "l", "a", "b.png");
+    BAD("-0 (--null) applies to --from-file's list", "-0", "-o", "d", "a");
+    BAD("-0 (--null) applies to --from-file's list", "--null", "a", "b.png");
 }
 
 static void test_operands(void)

@@ -1,0 +1,417 @@
+/*
+ * engines.c — the engines of a run and the one queue they share.
+ *
+ * One engine (a decode thread, the pipeline, a writer thread: pipe_run)
+ * runs a single file or a batch.  A batch may run several: one a device
+ * with --devices, and --video-engines N a device for a batch of videos
+ * (each video is one work item: its decoder, engine and encoder in one
+ * engine's threads, so several engines decode and encode several videos
+ * at once).  Then the queue goes largest file first, so that the long
+ * jobs start early, and an engine that fails hands its unfinished files
+ * to the others (jobq.h).  The outputs are the same whatever the engines.
+ */
+#include "run_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Engines a device runs for this batch: --video-engines for two videos
+ * or more (at most one a video), else one. */
+static int video_engines(const run_ctx *c)
+{
+    int n = c->o->video_engines, videos = 0;
+    if (n <= 1)
+        return 1;
+    for (int i = 0; i < c->njobs; i++)
+        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
+    if (videos < 2)
+        return 1;
+    return n < videos ? n : videos;
+}
+
+/* Could the run have several engines?  Then the queue goes largest first
+ * (decided before CUDA counts the devices: the order is the same whatever
+ * count it finds, and so are the outputs). */
+static int may_have_lanes(const run_ctx *c)
+{
+    const cli_opts *o = c->o;
+    if (!c->batch)
+        return 0;
+    return o->ndevices > 1 || o->devices_all || video_engines(c) > 1 || hook_cpu_engines() > 1;
+}
+
+int jq_setup(run_ctx *c)
+{
+    long long *size = NULL;
+    int r;
+    c->sh->sorted = may_have_lanes(c);
+    if (c->sh->sorted) {
+        size = calloc((size_t)c->njobs, sizeof *size);
+        if (!size)
+            return -1;
+        for (int i = 0; i < c->njobs; i++) {
+            struct stat st;
+            size[i] = stat(c->jobs[i].input, &st) == 0 ? (long long)st.st_size : 0;
+        }
+    }
+    c->sh->hist_buffered = c->sh->sorted && c->o->hist_file;
+    r = jq_init(&c->sh->q, c->njobs, size);
+    free(size);
+    return r;
+}
+
+/* An engine failed: its unfinished files go back to the queue, first out,
+ * for the other engines (once each; a file that fails a second engine as
+ * well fails for good).  What counts as unfinished: taken by this engine,
+ * no failure of its own (src_failed, a failed write: reported already),
+ * not with the encode pool, and either never finished or abandoned. */
+static void lane_hand_back(run_ctx *c)
+{
+    int n = 0;
+    c->dead = 1;
+    for (int ji = 0; ji < c->njobs; ji++) {
+        job *j = &c->jobs[ji];
+        if (j->lane != c->lane || j->src_failed || j->encq ||
+            (j->state != JOB_PENDING && !j->abandoned))
+            continue;
+        if (j->retried) {
+            ge_err(j->input, "failed on a second engine too; not retried again");
+            j->state = JOB_FAILED;
+            continue;
+        }
+        nvj_slot_drop(c, ji); /* decoded ahead on this device */
+        j->state = JOB_PENDING;
+        j->abandoned = 0;
+        j->frames = j->decoded = 0;
+        j->lane = -1;
+        j->retried = 1;
+        j->hist_len = 0; /* its rows come again from the next engine */
+        jq_retry(&c->sh->q, ji);
+        n++;
+    }
+    c->nclaim = 0;
+    if (n)
+        ge_err(NULL, "engine %d (%s) failed; its %d unfinished file%s go%s to the other engines",
+               c->lane, c->lrep.device, n, n == 1 ? "" : "s", n == 1 ? "es" : "");
+    else
+        ge_err(NULL, "engine %d (%s) failed", c->lane, c->lrep.device);
+}
+
+static void *lane_thread(void *arg)
+{
+    run_ctx *c = arg;
+    frame_source src = {c, media_next};
+    frame_sink sink = {c, media_put, media_finish};
+    double t0 = ge_now();
+    c->lane_r = c->use_gpu ? pipe_run_gpu(&c->po, &src, &sink) : pipe_run_cpu(&c->po, &src, &sink);
+    close_output(c, 1); /* (an early output its engine never reached) */
+    vsrc_close(&c->vr);
+    c->busy_s += ge_now() - t0;
+    if (c->lane_r == -1)
+        lane_hand_back(c);
+    return NULL;
+}
+
+/* Files still in the queue (handed back, or never taken). */
+static int queue_left(run_shared *sh)
+{
+    int left;
+    pthread_mutex_lock(&sh->q.mu);
+    left = (sh->q.n - sh->q.head) + (sh->q.nretry - sh->q.rhead);
+    pthread_mutex_unlock(&sh->q.mu);
+    return left;
+}
+
+/* Runs the lanes (engines) on the shared queue until it is empty: rounds,
+ * because a failing engine may hand files back after the others ended.
+ * Returns 0, or -2 interrupted; an engine that failed sets
+ * sh->engine_failed (exit 1), and its files are redone or failed one by one
+ * like any failed file (so --hist is written). */
+static int run_lanes(run_ctx *lanes, int n)
+{
+    run_shared *sh = lanes[0].sh;
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    char *started = calloc((size_t)n, 1);
+    int ret = 0, any_dead = 0;
+    if (!th || !started) {
+        free(th);
+        free(started);
+        ge_err(NULL, "out of memory");
+        return -1;
+    }
+    for (;;) {
+        int alive = 0, ji;
+        for (int i = 0; i < n; i++) {
+            started[i] = !lanes[i].dead &&
+                         pthread_create(&th[i], NULL, lane_thread, &lanes[i]) == 0;
+            if (!lanes[i].dead && !started[i]) {
+                ge_err(NULL, "engine %d: cannot start its thread", i);
+                lanes[i].dead = 1;
+            }
+        }
+        for (int i = 0; i < n; i++)
+            if (started[i]) {
+                pthread_join(th[i], NULL);
+                if (lanes[i].lane_r == -2)
+                    ret = ret ? ret : -2;
+            }
+        for (int i = 0; i < n; i++) {
+            alive += !lanes[i].dead;
+            any_dead |= lanes[i].dead;
+        }
+        if (sig_stopped() || ret == -2 || !queue_left(sh))
+            break;
+        if (alive)
+            continue; /* files handed back after the others ended */
+        while ((ji = jq_pop(&sh->q, NULL)) >= 0) {
+            job *j = &lanes[0].jobs[ji];
+            if (j->state != JOB_PENDING)
+                continue;
+            ge_err(j->input, "not processed: every engine failed");
+            j->state = JOB_FAILED;
+        }
+        break;
+    }
+    free(th);
+    free(started);
+    sh->engine_failed = any_dead;
+    return ret == -2 ? -2 : 0;
+}
+
+/* The devices of --devices into devs (use_gpu: `first` was probed already
+ * and is current; the others are probed here, and `first` made current
+ * again).  Returns how many, or -1 (reported). */
+static int plan_devices(const cli_opts *o, int *devs, int max, int first)
+{
+    int want[64], nwant = 0, n = 0, count = 0;
+    if (o->devices_all) {
+        if ((count = gpu_count()) < 1)
+            count = 1;
+        for (int d = 0; d < count && nwant < 64; d++)
+            want[nwant++] = d;
+    } else if (o->ndevices > 0) {
+        for (int i = 0; i < o->ndevices && nwant < 64; i++)
+            want[nwant++] = o->devices[i];
+    } else {
+        want[nwant++] = first;
+    }
+    for (int i = 0; i < nwant && n < max; i++) {
+        gpu_info gi;
+        char why[256];
+        if (want[i] == first) {
+            devs[n++] = first;
+            continue;
+        }
+        if (gpu_probe(want[i], &gi, why, sizeof why)) {
+            if (!o->devices_all) {
+                ge_err(NULL, "--devices: device %d: %s", want[i], why);
+                gpu_set_device(first);
+                return -1;
+            }
+            if (!ge_quiet)
+                ge_note("device %d: %s; not used", want[i], why);
+            continue;
+        }
+        if (ge_verbose)
+            ge_note("device %d: %s (compute capability %d.%d)", want[i], gi.name, gi.cc_major,
+                    gi.cc_minor);
+        devs[n++] = want[i];
+    }
+    gpu_set_device(first);
+    return n;
+}
+
+/* How many engines a batch runs: one a device (--devices), more for a
+ * batch of videos (video_engines), or the CPU-engines test hook on the
+ * CPU backend; the devices in devs, the report's device line naming them.
+ * Returns the count, or -1 (reported). */
+static int count_lanes(run_ctx *c, rep_stats *rep, int *devs, int *ndev)
+{
+    const cli_opts *o = c->o;
+    int pending = 0, per_dev, nlanes;
+    *ndev = 1;
+    if (c->use_gpu) {
+        if ((*ndev = plan_devices(o, devs, 64, o->device)) < 0)
+            return -1;
+    } else if (ge_verbose && (o->ndevices > 1 || o->devices_all)) {
+        ge_note("--devices: the CPU backend runs; one engine");
+    }
+    per_dev = video_engines(c);
+    nlanes = c->use_gpu ? *ndev * per_dev : hook_cpu_engines() ? hook_cpu_engines() : per_dev;
+    for (int i = 0; i < c->njobs; i++)
+        pending += c->jobs[i].state == JOB_PENDING;
+    if (nlanes > pending)
+        nlanes = pending > 0 ? pending : 1;
+    if (!c->sh->sorted)
+        nlanes = 1; /* (the queue was ordered for one engine) */
+    if (c->use_gpu && *ndev > 1) {
+        size_t len = strlen(rep->device);
+        char *paren = strstr(rep->device, " (device ");
+        if (paren)
+            len = (size_t)(paren - rep->device);
+        for (int i = 0; i < *ndev && len + 8 < sizeof rep->device; i++)
+            len += (size_t)snprintf(rep->device + len, sizeof rep->device - len, "%s%d",
+                                    i ? "," : " (devices ", devs[i]);
+        if (len + 2 < sizeof rep->device)
+            snprintf(rep->device + len, sizeof rep->device - len, ")");
+    }
+    return nlanes;
+}
+
+/* Engine i's context: a copy of the run's (engine 0 takes what early_open
+ * opened), its own device, options, figures and libgpuedge context.
+ * 0, or -1 (reported). */
+static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int share,
+                     const int *devs, int ndev)
+{
+    const cli_opts *o = c->o;
+    int use_gpu = c->use_gpu;
+    *l = *c;
+    if (i > 0) {
+        l->vr = NULL;
+        l->sink_job = -1;
+        l->out = NULL;
+        l->enc = NULL;
+        l->nclaim = 0;
+        l->early_w = l->early_h = 0;
+        l->nvj = NULL;
+        l->lane_files = 0;
+        l->progress = 0; /* one progress line: the first engine's */
+    }
+    l->lane = i;
+    l->device = use_gpu ? devs[i % ndev] : -1;
+    l->fail_job = -1;
+    l->nvj_dev_set = 0;
+    rep_init(&l->lrep);
+    memset(&l->lchk, 0, sizeof l->lchk);
+    if (use_gpu)
+        snprintf(l->lrep.device, sizeof l->lrep.device, "device %d", l->device);
+    else
+        snprintf(l->lrep.device, sizeof l->lrep.device, "cpu");
+    l->po = *po;
+    l->po.device = use_gpu ? l->device : 0;
+    l->po.report = o->report ? &l->lrep : NULL;
+    l->po.check = &l->lchk;
+    if (!use_gpu)
+        l->po.threads = share > 0 ? share : 1; /* (the bytes do not depend on it) */
+    l->rep = l->po.report;
+    /* each engine its own libgpuedge context, on its device */
+    l->po.ctx = NULL;
+    if (api_ctx_for_engine(&l->po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
+                           use_gpu ? l->device : 0, l->po.threads) < 0) {
+        ge_err(NULL, "%s", ge_last_error(NULL));
+        return -1;
+    }
+    if (use_gpu && i > 0 && any_nvj_job(c)) {
+        /* nvJPEG sessions spread over the devices: one decoder an engine,
+         * made on its device */
+        gpu_set_device(l->device);
+        if (src_image_open_nvj(l))
+            return -1;
+    }
+    return 0;
+}
+
+static void free_lanes(run_ctx *lanes, int n)
+{
+    for (int i = 0; lanes && i < n; i++) {
+        if (i > 0)
+            nvj_close(&lanes[i].nvj); /* (lane 0's is the run's) */
+        ge_ctx_free(&lanes[i].po.ctx);
+        rep_free(&lanes[i].lrep);
+    }
+    free(lanes);
+}
+
+/* The engines' figures into the run's (every engine joined, and each
+ * waited for the encode pool after its last image). */
+static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_stats *chk)
+{
+    c->nvj_hw = c->nvj_hybrid = c->nvj_cpu = 0;
+    for (int i = 0; i < n; i++) {
+        run_ctx *l = &lanes[i];
+        if (c->o->report) {
+            rep_merge(rep, &l->lrep);
+            rep_add_engine(rep, l->lrep.device, l->lane_files, l->lrep.frames, l->busy_s);
+        }
+        chk->frames += l->lchk.frames;
+        chk->bad_frames += l->lchk.bad_frames;
+        for (int k = 0; k < CHK_NSTAGES; k++) {
+            chk->checked[k] += l->lchk.checked[k];
+            chk->mismatches[k] += l->lchk.mismatches[k];
+            if (l->lchk.maxdiff[k] > chk->maxdiff[k])
+                chk->maxdiff[k] = l->lchk.maxdiff[k];
+        }
+        c->nvj_hw += l->nvj_hw;
+        c->nvj_hybrid += l->nvj_hybrid;
+        c->nvj_cpu += l->nvj_cpu;
+    }
+}
+
+/* Several engines: made, run on the queue, their figures merged. */
+static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *devs, int ndev,
+                       rep_stats *rep, chk_stats *chk, double *t0, int *r)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int share = (c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1)) / nlanes;
+    run_ctx *lanes = calloc((size_t)nlanes, sizeof *lanes);
+    if (!lanes) {
+        ge_err(NULL, "out of memory");
+        return GE_EXIT_FAIL;
+    }
+    c->sh->nlanes = nlanes;
+    for (int i = 0; i < nlanes; i++)
+        if (make_lane(c, &lanes[i], i, po, share, devs, ndev)) {
+            free_lanes(lanes, i + 1);
+            return GE_EXIT_FAIL;
+        }
+    if (c->use_gpu)
+        gpu_set_device(c->o->device);
+    c->vr = NULL; /* (lane 0's now) */
+    c->sink_job = -1;
+    c->out = NULL;
+    c->enc = NULL;
+    c->nclaim = 0;
+    if (ge_verbose)
+        ge_note("%d engines (%d device%s), one queue, largest files first", nlanes, ndev,
+                ndev == 1 ? "" : "s");
+    *t0 = ge_now();
+    c->job_t0 = *t0;
+    for (int i = 0; i < nlanes; i++)
+        lanes[i].job_t0 = *t0;
+    *r = run_lanes(lanes, nlanes);
+    merge_lanes(c, lanes, nlanes, rep, chk);
+    free_lanes(lanes, nlanes);
+    return 0;
+}
+
+/* Runs the run's engines to the end of the queue: *r what they returned
+ * (0, -1 failed, -2 interrupted), *t0 when they started.  0, or the exit
+ * status of a set-up failure (reported; nothing ran). */
+int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, double *t0, int *r)
+{
+    const cli_opts *o = c->o;
+    int devs[64], ndev = 1, nlanes = 1;
+    frame_source src = {c, media_next};
+    frame_sink sink = {c, media_put, media_finish};
+    if (c->batch && (nlanes = count_lanes(c, rep, devs, &ndev)) < 0)
+        return GE_EXIT_FAIL;
+    if (nlanes > 1)
+        return run_several(c, po, nlanes, devs, ndev, rep, chk, t0, r);
+    /* Frames go through a libgpuedge context (include/gpuedge.h) made for
+     * the backend chosen; the engine keeps its fast paths (NVDEC surfaces,
+     * strips, staged) around the context's per-frame entries. */
+    *t0 = ge_now();
+    c->job_t0 = *t0; /* (an early-opened output's progress line) */
+    if (api_ctx_for_engine(&po->ctx, &o->p, c->use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
+                           o->device, o->threads) < 0) {
+        ge_err(NULL, "%s", ge_last_error(NULL));
+        return GE_EXIT_FAIL;
+    }
+    *r = c->use_gpu ? pipe_run_gpu(po, &src, &sink) : pipe_run_cpu(po, &src, &sink);
+    return 0;
+}
