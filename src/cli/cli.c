@@ -24,7 +24,7 @@ enum {
     OPT_CODEC, OPT_PRESET, OPT_CRF,
     OPT_PNG_LEVEL,
     OPT_HWDEC,
-    OPT_CANNY, OPT_DEVICES, OPT_VIDEO_ENGINES
+    OPT_CANNY, OPT_DEVICES, OPT_VIDEO_ENGINES, OPT_MKV_CRC
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +58,7 @@ static const struct option long_opts[] = {
     {"auto-orient", no_argument, NULL, OPT_AUTO_ORIENT},
     {"no-auto-orient", no_argument, NULL, OPT_NO_AUTO_ORIENT},
     {"codec", required_argument, NULL, OPT_CODEC},
+    {"mkv-crc", no_argument, NULL, OPT_MKV_CRC},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"crf", required_argument, NULL, OPT_CRF},
     {"png-level", required_argument, NULL, OPT_PNG_LEVEL},
@@ -120,7 +121,8 @@ void cli_usage(FILE *fp)
 "                          (every codec NVDEC has; needs the GPU) [auto]\n"
 "      --staged            GPU: one kernel per stage (per-stage timing, every\n"
 "                          plane checked by --cpu-ref) instead of the fused one\n"
-"      --threads N         CPU threads, 0 = one per CPU [0]\n"
+"      --threads N         CPU threads, 0 = one per CPU this process may\n"
+"                          use (affinity, cgroup quota) [0]\n"
 "      --jpeg-decoder D    turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
 "                          stb (stb_image), or nvjpeg: batches of\n"
 "                          JPEGs on the GPU's JPEG engines (needs the GPU\n"
@@ -161,6 +163,8 @@ void cli_usage(FILE *fp)
 "                          libx264; .mp4 libx264; .y4m rawvideo\n"
 "      --preset P          libx264 preset, ultrafast..placebo [" VENC_DEFAULT_PRESET "]\n"
 "      --crf N             libx264 quality, 0 (lossless) to 51 [" VENC_DEFAULT_CRF "]\n"
+"      --mkv-crc           .mkv: a CRC-32 element in each cluster (off by\n"
+"                          default: it costs most of the writer's time)\n"
 "\n"
 "General:\n"
 "  -q, --quiet             no notices, no progress\n"
@@ -533,6 +537,7 @@ static int parse_file_opt(int c, cli_opts *o)
     case OPT_NO_AUTO_ORIENT: o->no_auto_orient = 1; break;
     case OPT_CODEC: o->codec = optarg; break;
     case OPT_PRESET: o->preset = optarg; break;
+    case OPT_MKV_CRC: o->mkv_crc = 1; break;
     case OPT_CRF: o->crf = optarg; break;
     case OPT_PNG_LEVEL:
         if (parse_long(optarg, PNG_LEVEL_MIN, PNG_LEVEL_MAX, &l))

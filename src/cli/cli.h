@@ -13,6 +13,9 @@ enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
+/* --devices' bound: more GPUs than one host holds. */
+#define CLI_MAX_DEVICES 64
+
 /* --video-engines' bound: each engine holds its own decoder, encoder and
  * threads. */
 #define CLI_VIDEO_ENGINES_MAX 8
@@ -36,12 +39,13 @@ typedef struct cli_opts {
     int backend;             /* enum cli_backend */
     int device;              /* --device N, or the first of --devices */
     int device_given;        /* --device or --devices given (the CPU-only variant refuses them) */
-    /* --devices LIST|all: one engine per device (GE_MAX_DEVICES at most);
+    /* --devices LIST|all: one engine per device (CLI_MAX_DEVICES at most);
      * ndevices 0 = --device alone (one engine), devices_all = "all" (the
      * list is made once CUDA counts them) */
-    int devices[64];
+    int devices[CLI_MAX_DEVICES];
     int ndevices;
     int devices_all;
+    int mkv_crc;             /* --mkv-crc: Matroska CRC-32 elements */
     int video_engines;       /* --video-engines: engines a device for a batch of videos */
     int threads;             /* 0 = one per CPU */
     long frames;             /* -1 = all */

@@ -356,7 +356,7 @@ static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_s
 static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *devs, int ndev,
                        rep_stats *rep, chk_stats *chk, double *t0, int *r)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = ge_cpu_count();
     int share = (c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1)) / nlanes;
     run_ctx *lanes = calloc((size_t)nlanes, sizeof *lanes);
     if (!lanes) {

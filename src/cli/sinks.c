@@ -235,6 +235,7 @@ void enc_opts(const run_ctx *c, venc_opts *vo)
     vo->codec = c->o->codec; /* checked by cli_parse */
     vo->preset = c->o->preset;
     vo->crf = c->o->crf;
+    vo->mkv_crc = c->o->mkv_crc;
 }
 
 /* One frame of an image sequence: its own numbered file. */

@@ -373,7 +373,7 @@ void src_image_start_pools(run_ctx *c)
     int n;
     if (c->njobs <= 1)
         return;
-    n = c->o->threads > 0 ? c->o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    n = c->o->threads > 0 ? c->o->threads : ge_cpu_count();
     n = n < 1 ? 1 : n > 32 ? 32 : n;
     c->pf = calloc((size_t)c->njobs, sizeof *c->pf);
     c->sh->pf_max = 2 * n;

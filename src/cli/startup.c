@@ -151,7 +151,7 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
      * and --hwdec=auto may yet choose NVDEC for this file, it opens at the
      * first frame instead, when the decoder is known. */
     if (have && o->hwdec == CLI_HWDEC_AUTO && o->backend != CLI_BACKEND_CPU && !c->vr &&
-        venc_lanes_follow_decoder(j->vext, o->codec, o->threads) &&
+        venc_encoders_follow_decoder(j->vext, o->codec, o->threads) &&
         vsrc_auto_may_nvdec(o->threads, vsrc_info_gpx(&vi)))
         have = 0;
     if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
@@ -205,7 +205,7 @@ void early_abandon(run_ctx *c)
 
 static int auto_wants_gpu(const run_ctx *c)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = ge_cpu_count();
     double px = 0, limit;
     int threads = c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1);
 

@@ -41,6 +41,8 @@
 
 #include <libdeflate.h>
 
+#include "util.h"
+
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "png_out.c's deflate walker loads the bit stream little-endian"
 #endif
@@ -680,7 +682,7 @@ static void free_pieces(piece *pc, int n)
 
 static int cpu_count(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = ge_cpu_count();
     return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
 }
 

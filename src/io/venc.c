@@ -641,7 +641,7 @@ int venc_close(venc_writer **wp, int abandon)
     return rc;
 }
 
-int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int threads)
+int venc_encoders_follow_decoder(const char *format_ext, const char *codec, int threads)
 {
     int kind = venc_kind(format_ext);
     const venc_codec *vc = kind < 0 ? NULL : venc_codec_find(kind, codec);

@@ -83,7 +83,7 @@ typedef struct venc_opts {
                             leave the cores free: more encoder threads */
     int mkv_crc;         /* mkv: a CRC-32 element in each cluster (off by
                             default: the muxer's checksum was most of the
-                            writer's time, BENCHMARKS.md "The .mkv bound") */
+                            writer's time, docs/bench-log.md "The .mkv bound"; --mkv-crc) */
 } venc_opts;
 
 typedef struct venc_writer venc_writer;
@@ -136,6 +136,6 @@ int venc_encoders(const venc_writer *w);
 /* 1 when venc_opts.gpu_frames would change how many encoders a `format_ext`
  * output with `codec` (NULL: the default) gets at `threads` (0: the CPUs).
  * (Its name predates "encoder threads": the CLI calls it by this one.) */
-int venc_lanes_follow_decoder(const char *format_ext, const char *codec, int threads);
+int venc_encoders_follow_decoder(const char *format_ext, const char *codec, int threads);
 
 #endif

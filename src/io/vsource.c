@@ -640,7 +640,7 @@ int vsrc_auto_nvdec(int sessions, long threads, double gpx)
 int vsrc_auto_may_nvdec(long threads, double gpx)
 {
     /* the rule with every session the file could keep busy */
-    return vsrc_auto_nvdec(VS_HW_DECODERS, threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN),
+    return vsrc_auto_nvdec(VS_HW_DECODERS, threads > 0 ? threads : ge_cpu_count(),
                            gpx);
 }
 
@@ -696,7 +696,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     vsrc *s = calloc(1, sizeof *s);
     vid_opts vo = *o;
     struct stat sb;
-    long ncpu = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = o->threads > 0 ? o->threads : ge_cpu_count();
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
     int autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
     size_t seg_max = 0;

@@ -381,7 +381,7 @@ int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
 
     nthreads = threads;
     if (nthreads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        long n = ge_cpu_count();
         nthreads = n > 0 ? (int)(n < CPU_MAX_THREADS ? n : CPU_MAX_THREADS) : 1;
     }
     if (nthreads > CPU_MAX_THREADS)

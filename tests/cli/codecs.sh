@@ -147,7 +147,7 @@ done
 check "batch --codec magicyuv: every video output is MagicYUV" "$why"
 # Matroska CRC-32 elements: none in the clusters by default (the muxer's
 # checksum was most of the writer's time, docs/bench-log.md "The .mkv bound");
-# test_video_io checks venc_opts.mkv_crc, which writes them
+# one opening each cluster with --mkv-crc; same frames either way
 # crc_clusters FILE: "CLUSTERS WITH_CRC" (a Cluster, 1F 43 B6 75, its size,
 # then a CRC-32 element, BF 84, as its first child)
 crc_clusters() {
@@ -171,11 +171,13 @@ PY
 }
 if command -v python3 >/dev/null 2>&1; then
     ge $G -y in.mkv nocrc.mkv
-    a=$(crc_clusters nocrc.mkv)
+    ge $G -y --mkv-crc in.mkv crc.mkv
+    a=$(crc_clusters nocrc.mkv); b=$(crc_clusters crc.mkv)
     why=
     [ "${a% *}" -ge 1 ] && [ "${a#* }" = 0 ] || add "default: clusters, with CRC: $a"
-    [ "$(rawsum nocrc.mkv)" = "$REF" ] || add "frames differ"
-    check "mkv: no CRC-32 element in a cluster by default ($a); same frames" "$why"
+    [ "${b% *}" -ge 1 ] && [ "${b#* }" = "${b% *}" ] || add "--mkv-crc: clusters, with CRC: $b"
+    [ "$(rawsum nocrc.mkv)" = "$REF" ] && [ "$(rawsum crc.mkv)" = "$REF" ] || add "frames differ"
+    check "mkv: no CRC-32 element in a cluster by default ($a), one in each with --mkv-crc ($b); same frames" "$why"
 else
     skip "mkv CRC elements: no python3"
 fi

@@ -1059,10 +1059,10 @@ static void test_mkv_lane_rule(void)
     }
     CHECK(!bad, "mkv encoders at once: 1 a thread below 8, then 1/2 (3/4 with NVDEC "
           "frames), at most 16; FFV1 one a 4 threads", "%s", detail);
-    CHECK(venc_lanes_follow_decoder("mkv", NULL, 16) && venc_lanes_follow_decoder("mkv", "magicyuv", 8) &&
-          !venc_lanes_follow_decoder("mkv", NULL, 7) && !venc_lanes_follow_decoder("mkv", "ffv1", 16) &&
-          !venc_lanes_follow_decoder("mp4", NULL, 16) && !venc_lanes_follow_decoder("y4m", NULL, 16),
-          "venc_lanes_follow_decoder: FFVHuff/MagicYUV .mkv from 8 threads only", " ");
+    CHECK(venc_encoders_follow_decoder("mkv", NULL, 16) && venc_encoders_follow_decoder("mkv", "magicyuv", 8) &&
+          !venc_encoders_follow_decoder("mkv", NULL, 7) && !venc_encoders_follow_decoder("mkv", "ffv1", 16) &&
+          !venc_encoders_follow_decoder("mp4", NULL, 16) && !venc_encoders_follow_decoder("y4m", NULL, 16),
+          "venc_encoders_follow_decoder: FFVHuff/MagicYUV .mkv from 8 threads only", " ");
 }
 
 /* Frame-parallel FFV1 (venc_opts.encoders): each frame is a keyframe
