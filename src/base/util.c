@@ -129,17 +129,6 @@ void ge_note(const char *fmt, ...)
 // ---------------------------------------------------------------------------
 // Helpers
 
-long ge_env_long(const char *name, long dflt)
-{
-    const char *e = getenv(name);
-    char *end;
-    long v;
-    if (!e || !*e)
-        return dflt;
-    v = strtol(e, &end, 10);
-    return end == e ? dflt : v;
-}
-
 int ge_trace(const char *topic)
 {
     const char *e = getenv("GPUEDGE_TRACE");

@@ -32,10 +32,6 @@ extern int ge_verbose; /* -v */
 /* Monotonic clock in seconds (CLOCK_MONOTONIC). */
 double ge_now(void);
 
-/* A GPUEDGE_* measurement knob: the integer in environment variable
- * `name`, or `dflt` when it is unset, empty or not a number. */
-long ge_env_long(const char *name, long dflt);
-
 /* Why every GPU entry point of the CPU-only variant (make CUDA=0) fails. */
 #define GPU_NONE_WHY "built without CUDA"
 
