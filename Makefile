@@ -448,7 +448,7 @@ FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 # checks float-to-integer overflow (GCC's, in make test SANITIZE=1, does
 # not): stb v2.27's PSD reader un-mattes 4-channel images with
 # (unsigned char)(p*ra + inv_a), out of range for pixels darker than the
-# matte allows (fuzz finding 2026-12-01, docs/RELIABILITY.md); x86 gives the
+# matte allows (a fuzz finding, docs/RELIABILITY.md); x86 gives the
 # truncated integer, stb's own garbage for a file that was never matted.
 # Not checked in stb only, like -fwrapv.
 $(FUZZ_DIR)/obj/%.o: %.c

@@ -102,7 +102,7 @@
  * templated kernel <= 64 registers, spills <= 8 bytes (r = 3 RGBA/luma/
  * generic).  FT_MINB=5 (48 registers) spills 20 bytes and measured slower.
  *
- * Cost, r = 2, 8-bit RGB, 3840x2160, on the H200 (ncu, 2026-11-29):
+ * Cost, r = 2, 8-bit RGB, 3840x2160, on the H200 (ncu; docs/bench-log.md):
  * 24.2 M warp instructions = 88 thread instructions a pixel: ~18 grey
  * (x1.26 halo), ~9 blur H, ~8 blur V, ~30 Sobel + sqrt + quantise + store
  * + bins, the rest indexing, barriers, row tables and border tiles.

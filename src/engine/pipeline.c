@@ -538,7 +538,7 @@ end:
 }
 
 /* Enqueues a frame whose buffers do not fit the budget as horizontal
- * strips of `rows` output rows through the fused window kernel (issue #6):
+ * strips of `rows` output rows through the fused window kernel:
  * each strip's input window (its rows plus the halo the taps reach,
  * strips.h) is uploaded into one half of d_in, its edge rows computed into
  * one half of d_edge and downloaded to their place in the whole edge map;

@@ -157,7 +157,7 @@ static void startup_value(FILE *fp, int json, double v)
         fputs(json ? "null" : "n/a", fp);
 }
 
-/* Start-up (issue 11): what a short clip pays before its frames flow. */
+/* Start-up: what a short clip pays before its frames flow. */
 static void startup_print(const rep_stats *r, int json, FILE *fp)
 {
     static const char *const name[2][4] = {

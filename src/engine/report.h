@@ -20,7 +20,7 @@ typedef struct rep_stats {
     size_t n[REP_NSTAGES], cap[REP_NSTAGES];
     long long frames, pixels;
     double wall_s;
-    /* start-up (issue 11): seconds from the run's start (run_main) to CUDA
+    /* start-up: seconds from the run's start (run_main) to CUDA
      * ready, the engine started, the first frame decoded (handed to the
      * engine) and the first written; < 0 = not measured (no CUDA: "n/a").
      * Printed when startup_engine_s >= 0. */
@@ -33,7 +33,7 @@ typedef struct rep_stats {
      * to its output's commit (files overlap in the pipeline) */
     struct rep_file { char *name; long frames; double seconds; } *files;
     size_t nfiles, capfiles;
-    /* per engine (--devices, issue 14): the files it took, the frames it
+    /* per engine (--devices): the files it took, the frames it
      * computed and the seconds its engine ran; none with one engine */
     struct rep_engine { char name[64]; long files; long long frames; double busy_s; } *engines;
     size_t nengines;

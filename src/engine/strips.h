@@ -1,5 +1,5 @@
 /*
- * strips.h — huge frames in horizontal strips (issue #6, DESIGN.md §4's row
+ * strips.h — huge frames in horizontal strips (DESIGN.md §4's row
  * windows).  An output strip of rows [y0, y1) reads the input rows that
  * its Sobel and blur taps reach: virtual rows y0-1-r .. y1+r, border-mapped
  * against the full height (DESIGN.md §1.5).  Processed with that window, a

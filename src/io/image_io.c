@@ -875,7 +875,7 @@ enum img_in { IMG_IN_STB, IMG_IN_PNG, IMG_IN_JPEG };
 /* A JPEG to stb: FF, any number of FF fill bytes, D8 (stb's get_marker).
  * libjpeg-turbo wants FF D8 first and refuses the rest, so a file stb
  * would read as a JPEG never reaches stb's JPEG decoder unasked (a fuzz
- * finding, 2026-12-01: "FF FF D8" led there, into an undefined shift). */
+ * finding: "FF FF D8" led there, into an undefined shift). */
 static int jpeg_sig(const unsigned char *d, size_t n)
 {
     size_t i = 1;

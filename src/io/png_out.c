@@ -19,7 +19,7 @@
  * the next piece starts on a byte boundary with a fresh block.  The last
  * piece keeps its final block.  A piece never refers back into the one
  * before it (each was deflated alone), which costs a little compression
- * at every cut (BENCHMARKS.md, "PNG writer").  The adler32s of the pieces
+ * at every cut (docs/bench-log.md, "PNG writer").  The adler32s of the pieces
  * are combined as zlib's adler32_combine does.
  *
  * Threads.  One encode may use up to o->threads threads (0: one per CPU),
@@ -47,7 +47,7 @@
 #error "png_out.c's deflate walker loads the bit stream little-endian"
 #endif
 
-/* The measured choice (BENCHMARKS.md, "PNG writer"). */
+/* The measured choice (docs/bench-log.md, "PNG writer"). */
 #define PNG_FILTER_CHOSEN PNG_FILTER_PAETH
 
 /* Largest IDAT we write (PNG allows 2^31 - 1 bytes a chunk). */

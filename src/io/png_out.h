@@ -43,7 +43,7 @@ typedef struct png_opts {
 
 /* Filtered bytes a piece: small enough that a 14.7 Mpx image gives every
  * one of 16 cores several pieces, large enough that the independent
- * pieces cost little compression (BENCHMARKS.md, "PNG writer"). */
+ * pieces cost little compression (docs/bench-log.md, "PNG writer"). */
 #define PNG_PIECE_BYTES (512u * 1024u)
 
 /* The defaults png_write uses (the CLI's --png-level and --threads).

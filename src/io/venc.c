@@ -211,7 +211,7 @@ static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
     }
     /* FFVHuff on encoder threads: coded by hfyu_enc.c from the extradata's
      * tables when they are what it codes; the same bytes as libavcodec's
-     * encoder in less CPU (measured: BENCHMARKS.md "Our own FFVHuff coder") */
+     * encoder in less CPU (measured: docs/bench-log.md "Our own FFVHuff coder") */
     if (wr->et && wr->vc->id == VC_FFVHUFF && wr->pixfmt == AV_PIX_FMT_GRAY8) {
         if (!(wr->hfyu = malloc(sizeof *wr->hfyu)))
             return AVERROR(ENOMEM);
@@ -263,7 +263,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
     /* No CRC-32 element in each Matroska cluster (the elements are
      * optional; FFmpeg writes them by default): its muxer checksums every
      * byte it writes on the one thread that writes them, 1 ms of a 1080p
-     * FFVHuff frame's 1.4 ms there (BENCHMARKS.md, "The .mkv bound").
+     * FFVHuff frame's 1.4 ms there (docs/bench-log.md, "The .mkv bound").
      * FFV1 keeps its slice CRCs.  venc_opts.mkv_crc writes them. */
     if (wr->kind == VENC_MKV && !(o && o->mkv_crc))
         av_dict_set(mopts, "write_crc32", "0", 0);

@@ -89,7 +89,7 @@ typedef struct venc_opts {
 typedef struct venc_writer venc_writer;
 
 /* libx264's defaults here (--crf, --preset): CRF 18 as before; the preset
- * chosen by measurement (BENCHMARKS.md, "Video encoders"). */
+ * chosen by measurement (docs/bench-log.md, "Video encoders"). */
 #define VENC_DEFAULT_CRF "18"
 #define VENC_DEFAULT_PRESET "superfast"
 

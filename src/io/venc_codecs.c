@@ -32,7 +32,7 @@ int venc_format_ok(const char *ext)
 }
 
 static const venc_codec venc_codecs[] = {
-    /* the first of a container is its default (BENCHMARKS.md, "Video
+    /* the first of a container is its default (docs/bench-log.md, "Video
      * encoders"): FFVHuff codes an edge map in the least CPU of the
      * lossless codecs, frames stand alone (encoder threads), and its files
      * say full range; MagicYUV's are smaller on sparse edges but FFmpeg 5.1

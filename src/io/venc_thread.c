@@ -89,7 +89,7 @@ int et_count(const venc_writer *wr, int threads, const venc_opts *o)
 // The encoder threads
 
 /* FFVHuff's frame coded by hfyu_enc.c: the bytes libavcodec's encoder
- * writes (test_video_io compares them), in less CPU (BENCHMARKS.md "Our
+ * writes (test_video_io compares them), in less CPU (docs/bench-log.md "Our
  * own FFVHuff coder").  Coded into the thread's kept worst-case buffer, then copied
  * into a packet of its size, as libavcodec does (a fresh worst-case
  * packet a frame costs an mmap and munmap each); the packet as libavcodec

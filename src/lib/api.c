@@ -46,7 +46,7 @@ cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
 _Static_assert(GE_HIST_BINS == 256, "gpuedge.h and edge.h agree");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "hist counts");
 
-/* Canny (DESIGN.md §1.8) on the GPU backend (kernels/canny.h, issue 12).  In
+/* Canny (DESIGN.md §1.8) on the GPU backend (kernels/canny.h).  In
  * the CPU-only variant an auto context runs it on the CPU, as any other. */
 #define API_GPU_CANNY GE_CUDA
 

@@ -144,7 +144,7 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
 }
 
 /* ------------------------------------------------------------------------ */
-/* the probe on a thread of its own (issue 11, start-up)                     */
+/* the probe on a thread of its own (start-up)                               */
 
 #include <pthread.h>
 #include <stdlib.h>

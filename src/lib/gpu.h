@@ -22,7 +22,7 @@ typedef struct gpu_info {
 int gpu_probe(int device, gpu_info *info, char *why, size_t n);
 
 /* The same probe on a thread of its own, so that CUDA initialises while
- * the caller opens its input and output (issue 11, start-up).  Call
+ * the caller opens its input and output (start-up).  Call
  * gpu_probe_start before the process starts other threads (it may setenv
  * CUDA_MODULE_LOADING=EAGER when eager and the variable is unset) and
  * with signals already blocked (DESIGN.md §6: the thread and CUDA's inherit

@@ -1,5 +1,5 @@
 #!/bin/sh
-# --canny through the command line (DESIGN.md §1.8, issue 12): the option
+# --canny through the command line (DESIGN.md §1.8): the option
 # parser's refusals, the CPU backend's map against the reference (through
 # --cpu-ref and tests/bin/canny_dump), --invert after Canny, the histogram's
 # two bins, every border mode, 1x1 / 1xN / Nx1, --mem-limit, video and

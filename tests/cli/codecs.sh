@@ -1,5 +1,5 @@
 #!/bin/sh
-# Video encoders (issue 11): --codec, --preset, --crf.  Every lossless .mkv
+# Video encoders: --codec, --preset, --crf.  Every lossless .mkv
 # codec decodes back, frame for frame, to the edge maps (those of a y4m
 # output, which holds them exactly); each output is byte-reproducible
 # between two runs and the same whatever --threads (frame-parallel

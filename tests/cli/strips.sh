@@ -1,5 +1,5 @@
 #!/bin/sh
-# Huge frames in strips (issue #6): with a --mem-limit too small for the
+# Huge frames in strips: with a --mem-limit too small for the
 # whole frame's buffers, the GPU runs the frame as horizontal strips and
 # the CPU backend holds its row bands within the limit — either way the
 # edge map and the histogram must be bit for bit those of the unlimited

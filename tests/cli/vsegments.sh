@@ -1,5 +1,5 @@
 #!/bin/sh
-# One video decoded in segments at once (issue 11, src/io/vsource.c): with
+# One video decoded in segments at once (src/io/vsource.c): with
 # --threads 2 and more a long file is cut at keyframes and its segments are
 # decoded by several decoders; the frames are put back in order.  The
 # output must be byte for byte the sequential run's (--threads 1: one

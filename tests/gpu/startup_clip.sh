@@ -7,7 +7,7 @@
 #
 # One binary, two start-ups, alternated RUNS times (default 7), medians
 # of the whole command's wall time (the serial order, CUDA first and the
-# input and encoder after, is gone: BENCHMARKS.md "Start-up"):
+# input and encoder after, is gone: docs/bench-log.md "Start-up"):
 #   overlap  the default: CUDA on its own thread while they open, kernels
 #            loaded with the context (CUDA_MODULE_LOADING=EAGER)
 #   lazy     the overlap with CUDA's lazy kernel loading (first launch)
