@@ -609,32 +609,18 @@ end:
     return ret;
 }
 
-/* Enqueues one frame.  Returns 0 or -1. */
-static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
+/* Grows the device buffers this frame needs (rare: the first frame, a
+ * larger one, or the first frame in strips).  0, or -1 (reported). */
+static int grow_device(gpu_engine *e, in_slot *s, out_slot *o, int rows, const char *name)
 {
     const pipe_opts *opt = e->o;
     const ge_frame *f = &s->fr.f;
-    const int w = f->width, h = f->height;
+    const int w = f->width, h = f->height, dev = s->fr.on_device;
     const size_t npx = (size_t)w * h;
-    const int dev = s->fr.on_device;
-    /* a device frame: no input buffer of ours (the kernels read the
-     * decoder's surface), and --cpu-ref gets its rows packed */
     const size_t in_bytes = dev ? 0 : f->stride * (size_t)h;
-    const size_t row_bytes = (size_t)w * f->channels * f->bytes_per_sample;
-    const size_t copy_stride = dev ? row_bytes : f->stride;
-    const char *name = job_name(opt, s->fr.job);
-    const int blur = opt->taps.radius > 0;
-    const int canny = opt->params.canny != GE_CANNY_OFF;
-    const int rows = canny ? plan_canny(e, f, dev, name) : plan_strips(e, f, dev, name);
-    const int strips = rows < h;
-    const int fused = e->fused || strips;
-    int ret = 0;
+    const int fused = e->fused || rows < h;
 
-    if (rows < 1)
-        return -1;
-    /* Grow what this frame needs (rare: the first frame, a larger one, or
-     * the first frame in strips). */
-    if (strips) {
+    if (rows < h) {
         const size_t win = dev ? 0 : ((size_t)rows + 2 * (size_t)opt->taps.radius + 2) * f->stride;
         if (2 * win > s->d_cap || 2 * (size_t)rows * w > o->d_edge_cap) {
             if (sync_streams(e) ||
@@ -664,36 +650,129 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
             dev_reserve((void **)&o->d_edge, &o->d_edge_cap, npx, dev_exact(e), name))
             return -1;
     }
-    if (canny && canny_scratch_bytes(w, h) > e->canny_cap &&
+    if (opt->params.canny != GE_CANNY_OFF && canny_scratch_bytes(w, h) > e->canny_cap &&
         (sync_streams(e) ||
          dev_reserve(&e->d_canny, &e->canny_cap, canny_scratch_bytes(w, h), dev_exact(e), name)))
         return -1;
-    o->fr = s->fr;
-    o->canny = canny;
-    o->blurred = blur && !fused;
-    o->fused = fused;
-    o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
+    return 0;
+}
+
+/* The host side of one output slot: its edge map, and for a --cpu-ref
+ * frame the input's copy and (staged) the float planes.  A device frame's
+ * input comes to the host in the compute stream, before the kernels (the
+ * writer's wait on EV_DL1 covers it).  0, or -1 (reported). */
+static int prepare_out(gpu_engine *e, in_slot *s, out_slot *o, const char *name)
+{
+    int ret = 0;
+    const ge_frame *f = &s->fr.f;
+    const int w = f->width, h = f->height, dev = s->fr.on_device;
+    const size_t npx = (size_t)w * h;
+    const size_t row_bytes = (size_t)w * f->channels * f->bytes_per_sample;
+    const size_t copy_stride = dev ? row_bytes : f->stride;
+
     if (host_buf_reserve(&o->h_edge, npx))
         goto oom;
-    if (o->check) {
-        if ((!fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
-                           host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
-                           host_buf_reserve(&o->h_blur, npx * sizeof(float)))) ||
-            host_buf_reserve(&o->in_copy, copy_stride * (size_t)h))
-            goto oom;
-        o->in_copy_stride = copy_stride;
-        if (!dev) {
-            memcpy(o->in_copy.p, s->h.p, in_bytes);
-        } else {
-            /* --cpu-ref on a device frame: only checked frames' planes
-             * come to the host, in the compute stream before the kernels
-             * (the writer's wait on EV_DL1 covers it) */
-            if (s->fr.ready)
-                CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
-            CUDA_TRY(cudaMemcpy2DAsync(o->in_copy.p, copy_stride, f->data, f->stride, row_bytes,
-                                       (size_t)h, cudaMemcpyDeviceToHost, e->comp));
-        }
+    if (!o->check)
+        return 0;
+    if ((!o->fused && (host_buf_reserve(&o->h_grey, npx * sizeof(float)) ||
+                       host_buf_reserve(&o->h_blur_h, npx * sizeof(float)) ||
+                       host_buf_reserve(&o->h_blur, npx * sizeof(float)))) ||
+        host_buf_reserve(&o->in_copy, copy_stride * (size_t)h))
+        goto oom;
+    o->in_copy_stride = copy_stride;
+    if (!dev) {
+        memcpy(o->in_copy.p, s->h.p, f->stride * (size_t)h);
+    } else {
+        if (s->fr.ready)
+            CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
+        CUDA_TRY(cudaMemcpy2DAsync(o->in_copy.p, copy_stride, f->data, f->stride, row_bytes,
+                                   (size_t)h, cudaMemcpyDeviceToHost, e->comp));
     }
+end:
+    return ret;
+oom:
+    ge_err(name, "out of host memory for a %dx%d frame", w, h);
+    return -1;
+}
+
+/* The staged path in the compute stream: grey, blur H, blur V, then Sobel
+ * and the histogram (or Canny), each stage's plane materialised and timed
+ * by its event; a --cpu-ref frame's planes come back in the same stream,
+ * since the next frame's kernels overwrite them.  0 or -1. */
+static int enqueue_staged(gpu_engine *e, in_slot *s, out_slot *o, const ge_frame *df)
+{
+    const pipe_opts *opt = e->o;
+    const int w = df->width, h = df->height;
+    const size_t npx = (size_t)w * h;
+    const int blur = opt->taps.radius > 0;
+    const float *b;
+    int ret = 0;
+
+    CUDA_TRY(grey_gpu(df, e->d_grey, w, e->comp));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_GREY], e->comp));
+    CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
+    if (blur) {
+        CUDA_TRY(blur_h_gpu(e->d_grey, w, e->d_blur_h, w, w, h, opt->params.border, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_BH], e->comp));
+        CUDA_TRY(blur_v_gpu(e->d_blur_h, w, w, h, 0, h, e->d_blur, w, 0, h,
+                            opt->params.border, e->comp));
+        b = e->d_blur;
+    } else {
+        b = e->d_grey;
+    }
+    CUDA_TRY(cudaEventRecord(o->ev[EV_BV], e->comp));
+    if (o->canny) {
+        if (enqueue_canny(e, s, o, df, b))
+            return -1;
+    } else {
+        CUDA_TRY(sobel_gpu(b, w, w, h, 0, h, o->d_edge, w, 0, h, &opt->params, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
+        CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
+        CUDA_TRY(histogram_gpu(o->d_edge, w, w, h, o->d_hist, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
+    }
+    if (o->check) {
+        CUDA_TRY(cudaMemcpyAsync(o->h_grey.p, e->d_grey, npx * sizeof(float),
+                                 cudaMemcpyDeviceToHost, e->comp));
+        if (blur) {
+            CUDA_TRY(cudaMemcpyAsync(o->h_blur_h.p, e->d_blur_h, npx * sizeof(float),
+                                     cudaMemcpyDeviceToHost, e->comp));
+            CUDA_TRY(cudaMemcpyAsync(o->h_blur.p, e->d_blur, npx * sizeof(float),
+                                     cudaMemcpyDeviceToHost, e->comp));
+        }
+        CUDA_TRY(cudaEventRecord(o->ev[EV_CHECK], e->comp));
+    }
+end:
+    return ret;
+}
+
+/* Enqueues one frame: upload (host frames), compute, download.  0 or -1. */
+static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
+{
+    const pipe_opts *opt = e->o;
+    const ge_frame *f = &s->fr.f;
+    const int w = f->width, h = f->height;
+    const size_t npx = (size_t)w * h;
+    /* a device frame: no input buffer of ours (the kernels read the
+     * decoder's surface), and --cpu-ref gets its rows packed */
+    const int dev = s->fr.on_device;
+    const char *name = job_name(opt, s->fr.job);
+    const int canny = opt->params.canny != GE_CANNY_OFF;
+    const int rows = canny ? plan_canny(e, f, dev, name) : plan_strips(e, f, dev, name);
+    const int strips = rows < h;
+    const int fused = e->fused || strips;
+    ge_frame df = *f;
+    int ret = 0;
+
+    if (rows < 1 || grow_device(e, s, o, rows, name))
+        return -1;
+    o->fr = s->fr;
+    o->canny = canny;
+    o->blurred = opt->taps.radius > 0 && !fused;
+    o->fused = fused;
+    o->check = opt->cpu_ref_every > 0 && seq % opt->cpu_ref_every == 0;
+    if (prepare_out(e, s, o, name))
+        return -1;
     if (strips)
         return submit_strips(e, s, o, rows);
 
@@ -702,81 +781,34 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         if (s->used)
             CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
         CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
-        CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, in_bytes, cudaMemcpyHostToDevice, e->up));
+        CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, f->stride * (size_t)h, cudaMemcpyHostToDevice,
+                                 e->up));
         CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
         CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
+        df.data = s->d_in;
+        CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
+    } else if (s->fr.ready) {
+        /* no upload: the kernels wait for the decoder's write */
+        CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
     }
 
     /* compute stream */
-    {
-        ge_frame df = *f;
-        const float *b;
-        if (dev) {
-            /* no upload: the kernels wait for the decoder's write */
-            if (s->fr.ready)
-                CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
-        } else {
-            df.data = s->d_in;
-            CUDA_TRY(cudaStreamWaitEvent(e->comp, o->ev[EV_UP1], 0));
-        }
-        CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
-        if (fused && canny) {
-            if (enqueue_canny(e, s, o, &df, NULL)) {
-                ret = -1;
-                goto end;
-            }
-            goto download;
-        }
-        if (fused) {
-            /* grey -> blur -> Sobel -> edge + histogram in one kernel; the
-             * float planes never reach device memory */
-            /* the library's entry (api.c), as ge_process_device */
-            CUDA_TRY((cudaError_t)api_gpu_frame(e->ctx, &df, o->d_edge, w, o->d_hist, e->comp));
-            CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
-            CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
-            goto download;
-        }
-        CUDA_TRY(grey_gpu(&df, e->d_grey, w, e->comp));
-        CUDA_TRY(cudaEventRecord(o->ev[EV_GREY], e->comp));
+    CUDA_TRY(cudaEventRecord(o->ev[EV_C0], e->comp));
+    if (fused && canny) {
+        if (enqueue_canny(e, s, o, &df, NULL))
+            return -1;
+    } else if (fused) {
+        /* grey -> blur -> Sobel -> edge + histogram in one kernel, the
+         * library's entry (api.c, as ge_process_device): the float planes
+         * never reach device memory */
+        CUDA_TRY((cudaError_t)api_gpu_frame(e->ctx, &df, o->d_edge, w, o->d_hist, e->comp));
+        CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
         CUDA_TRY(cudaEventRecord(s->consumed, e->comp));
-        if (blur) {
-            CUDA_TRY(blur_h_gpu(e->d_grey, w, e->d_blur_h, w, w, h, opt->params.border, e->comp));
-            CUDA_TRY(cudaEventRecord(o->ev[EV_BH], e->comp));
-            CUDA_TRY(blur_v_gpu(e->d_blur_h, w, w, h, 0, h, e->d_blur, w, 0, h,
-                                opt->params.border, e->comp));
-            b = e->d_blur;
-        } else {
-            b = e->d_grey;
-        }
-        CUDA_TRY(cudaEventRecord(o->ev[EV_BV], e->comp));
-        if (canny) {
-            if (enqueue_canny(e, s, o, &df, b)) {
-                ret = -1;
-                goto end;
-            }
-        } else {
-            CUDA_TRY(sobel_gpu(b, w, w, h, 0, h, o->d_edge, w, 0, h, &opt->params, e->comp));
-            CUDA_TRY(cudaEventRecord(o->ev[EV_SOBEL], e->comp));
-            CUDA_TRY(cudaMemsetAsync(o->d_hist, 0, GE_HIST_BINS * sizeof *o->d_hist, e->comp));
-            CUDA_TRY(histogram_gpu(o->d_edge, w, w, h, o->d_hist, e->comp));
-            CUDA_TRY(cudaEventRecord(o->ev[EV_HIST], e->comp));
-        }
-        if (o->check) {
-            /* in the compute stream: the next frame's kernels overwrite them */
-            CUDA_TRY(cudaMemcpyAsync(o->h_grey.p, e->d_grey, npx * sizeof(float),
-                                     cudaMemcpyDeviceToHost, e->comp));
-            if (blur) {
-                CUDA_TRY(cudaMemcpyAsync(o->h_blur_h.p, e->d_blur_h, npx * sizeof(float),
-                                         cudaMemcpyDeviceToHost, e->comp));
-                CUDA_TRY(cudaMemcpyAsync(o->h_blur.p, e->d_blur, npx * sizeof(float),
-                                         cudaMemcpyDeviceToHost, e->comp));
-            }
-            CUDA_TRY(cudaEventRecord(o->ev[EV_CHECK], e->comp));
-        }
+    } else if (enqueue_staged(e, s, o, &df)) {
+        return -1;
     }
 
     /* download stream */
-download:
     CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL0], e->dl));
     CUDA_TRY(cudaMemcpyAsync(o->h_edge.p, o->d_edge, npx, cudaMemcpyDeviceToHost, e->dl));
@@ -786,9 +818,6 @@ download:
     s->used = 1;
 end:
     return ret;
-oom:
-    ge_err(name, "out of host memory for a %dx%d frame", w, h);
-    return -1;
 }
 
 static int engine_init(gpu_engine *e)
