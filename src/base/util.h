@@ -29,6 +29,15 @@ extern int ge_quiet;   /* -q */
 extern __thread int ge_err_muted;
 extern int ge_verbose; /* -v */
 
+/* What internal calls return besides 0 and -1 (failed, and said why):
+ * far from the public ge_status codes (-1..-5, include/gpuedge.h), so
+ * that neither can pass for the other where the library maps one to the
+ * other. */
+enum ge_result {
+    GE_STOPPED = -100,     /* a stop was asked (a signal): nothing failed */
+    GE_OVER_BUDGET = -101  /* --mem-limit is too small for even one row band */
+};
+
 /* Monotonic clock in seconds (CLOCK_MONOTONIC). */
 double ge_now(void);
 

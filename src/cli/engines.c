@@ -128,7 +128,7 @@ static int queue_left(run_shared *sh)
 
 /* Runs the lanes (engines) on the shared queue until it is empty: rounds,
  * because a failing engine may hand files back after the others ended.
- * Returns 0, or -2 interrupted; an engine that failed sets
+ * Returns 0, or GE_STOPPED interrupted; an engine that failed sets
  * sh->engine_failed (exit 1), and its files are redone or failed one by one
  * like any failed file (so --hist is written). */
 static int run_lanes(run_ctx *lanes, int n)
@@ -156,14 +156,14 @@ static int run_lanes(run_ctx *lanes, int n)
         for (int i = 0; i < n; i++)
             if (started[i]) {
                 pthread_join(th[i], NULL);
-                if (lanes[i].lane_r == -2)
-                    ret = ret ? ret : -2;
+                if (lanes[i].lane_r == GE_STOPPED)
+                    ret = ret ? ret : GE_STOPPED;
             }
         for (int i = 0; i < n; i++) {
             alive += !lanes[i].dead;
             any_dead |= lanes[i].dead;
         }
-        if (sig_stopped() || ret == -2 || !queue_left(sh))
+        if (sig_stopped() || ret == GE_STOPPED || !queue_left(sh))
             break;
         if (alive)
             continue; /* files handed back after the others ended */
@@ -179,7 +179,7 @@ static int run_lanes(run_ctx *lanes, int n)
     free(th);
     free(started);
     sh->engine_failed = any_dead;
-    return ret == -2 ? -2 : 0;
+    return ret == GE_STOPPED ? GE_STOPPED : 0;
 }
 
 /* The devices of --devices into devs (use_gpu: `first` was probed already
@@ -390,7 +390,7 @@ static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *d
 }
 
 /* Runs the run's engines to the end of the queue: *r what they returned
- * (0, -1 failed, -2 interrupted), *t0 when they started.  0, or the exit
+ * (0, -1 failed, GE_STOPPED interrupted), *t0 when they started.  0, or the exit
  * status of a set-up failure (reported; nothing ran). */
 int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, double *t0, int *r)
 {

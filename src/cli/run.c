@@ -122,7 +122,7 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
         ge_note("%d file%s: %d ok, %d failed, %d skipped; %lld frame%s in %.2f s", c->njobs,
                 c->njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
                 rep->wall_s);
-    if (r == -2 || sig_stopped()) {
+    if (r == GE_STOPPED || sig_stopped()) {
         status = sig_exit_status();
         ge_err(NULL, "interrupted by %s", status == 128 + SIGTERM ? "SIGTERM" : "SIGINT");
     } else if (chk->bad_frames)

@@ -1012,7 +1012,7 @@ fail:
         q_push(&e->done_out, NULL);
         pthread_join(wr, NULL);
     }
-    ret = eng_failed(e) ? -1 : (e->stopped || stop_asked(o)) ? -2 : 0;
+    ret = eng_failed(e) ? -1 : (e->stopped || stop_asked(o)) ? GE_STOPPED : 0;
     if (e->trace)
         ge_note("pipe trace (%d slots): decode thread waiting for a slot %.3f s, in the source "
                 "%.3f s; submitting thread waiting for a frame %.3f s, for an output slot "
@@ -1102,9 +1102,9 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         t0 = ge_now();
         /* the library's CPU entry (api.c), as ge_process */
         r = api_cpu_frame(ctx, f, o->mem_limit, &pl, o->stop);
-        if (r == -2)
+        if (r == GE_STOPPED)
             break;
-        if (r == -3) {
+        if (r == GE_OVER_BUDGET) {
             ge_err(name, "a %dx%d frame does not fit the memory budget (%zu KiB; one row "
                    "band needs %zu KiB): raise --mem-limit", f->width, f->height,
                    o->mem_limit >> 10,
@@ -1150,7 +1150,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         }
     }
     if (ret == 0 && stop_asked(o))
-        ret = -2;
+        ret = GE_STOPPED;
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
     host_buf_free(&in);

@@ -46,7 +46,7 @@ typedef struct pipe_opts {
 } pipe_opts;
 
 /* Both return 0 when every frame went through (mismatches are counted in
- * check), -1 on a fatal error (message printed), -2 when interrupted. */
+ * check), -1 on a fatal error (message printed), GE_STOPPED when interrupted. */
 int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
 int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
 

@@ -25,7 +25,7 @@ const ge_taps *api_taps(const ge_ctx *c);
 /* One frame on the CPU backend (ge_process's CPU path): planes->edge is
  * W*H packed, planes->grey/blur_h/blur optional (cpu_process).  mem_limit
  * as cpu_process_limited, stop polled between bands.  Returns
- * cpu_process_limited's 0 / -1 / -2 / -3. */
+ * cpu_process_limited's 0 / -1 / GE_STOPPED / GE_OVER_BUDGET. */
 int api_cpu_frame(ge_ctx *c, const ge_frame *f, size_t mem_limit,
                   ge_planes *planes, volatile const int *stop);
 

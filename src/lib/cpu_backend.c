@@ -193,7 +193,7 @@ static void *cb_worker_main(void *arg)
 
 /* One pass over every band with nthreads workers (the calling thread is
  * worker 0; a thread that cannot be created leaves its bands to the
- * others).  Returns 0, or -2 when stopped before every band was done. */
+ * others).  Returns 0, or GE_STOPPED when stopped before every band was done. */
 int cb_run_phase(cb_job *j, cb_worker *wk, int nthreads, int phase)
 {
     int started = 0, done = 0, i;
@@ -212,7 +212,7 @@ int cb_run_phase(cb_job *j, cb_worker *wk, int nthreads, int phase)
         pthread_join(wk[i].tid, NULL);
     for (i = 0; i < nthreads; i++)
         done += wk[i].bands_done;
-    return done < j->nbands ? -2 : 0; /* only a stop leaves bands undone */
+    return done < j->nbands ? GE_STOPPED : 0; /* only a stop leaves bands undone */
 }
 
 /* the workers' histograms, summed into hist and cleared */
@@ -408,7 +408,7 @@ int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
             else if (job.band_rows > 1)
                 job.band_rows /= 2;
             else
-                return -3;
+                return GE_OVER_BUDGET;
         }
         job.nbands = (job.h + job.band_rows - 1) / job.band_rows;
         if (nthreads > job.nbands)

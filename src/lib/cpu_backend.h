@@ -12,14 +12,14 @@
  * planes->edge (W*H) must be allocated; planes->grey/blur_h/blur may be
  * NULL, or W*H buffers the backend fills too (for --cpu-ref).
  * planes->hist is filled.  `stop` (may be NULL) is polled between bands:
- * when *stop becomes non-zero the call returns -2 early.
- * Returns 0, -1 on allocation/thread failure, -2 when stopped. */
+ * when *stop becomes non-zero the call returns GE_STOPPED early.
+ * Returns 0, -1 on allocation/thread failure, GE_STOPPED when stopped. */
 int cpu_process(const ge_frame *f, const ge_params *p, int threads,
                 ge_planes *planes, volatile const int *stop);
 
 /* The same with the workers' scratch held within mem_limit bytes in all
  * (0 = no limit; --mem-limit): shorter row bands and fewer threads, the
- * same bits.  Returns -3 when even one thread with one-row bands needs
+ * same bits.  Returns GE_OVER_BUDGET when even one thread with one-row bands needs
  * more (cpu_scratch_bytes(w, h, sigma, 1) says how much). */
 int cpu_process_limited(const ge_frame *f, const ge_params *p, int threads,
                         size_t mem_limit, ge_planes *planes,

@@ -18,6 +18,7 @@
 #include "cpu_backend.h"
 #include "edge.h"
 #include "reference.h"
+#include "util.h"
 
 static const char *border_name[] = { "replicate", "reflect101", "zero" };
 static const int thread_counts[] = { 1, 2, 3, 7, 64 };
@@ -336,7 +337,7 @@ static void test_stop_and_errors(void)
     planes_alloc(&pl, (size_t)w * h, 0);
 
     rc = cpu_process(&f, &p, 2, &pl, &stop);
-    CHECK(rc == -2, "cpu_process: stop set -> -2", "rc %d", rc);
+    CHECK(rc == GE_STOPPED, "cpu_process: stop set -> GE_STOPPED", "rc %d", rc);
     stop = 0;
     rc = cpu_process(&f, &p, 2, &pl, &stop);
     CHECK(rc == 0, "cpu_process: stop clear -> 0", "rc %d", rc);
