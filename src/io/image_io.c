@@ -11,7 +11,9 @@
  * Loading reads the file ourselves and decodes from memory: open/read give
  * the real errno ("Permission denied", "Is a directory") where stb would only
  * say "can't fopen", and a short read is an error rather than stb's silent
- * end of data.  stb's reasons are terse keys ("bad png sig"); we translate
+ * end of data; image_in_stb.c sees stb's decoders run past the end of the
+ * file, and headers that promise more data than the file holds, before
+ * anything of the claimed size is allocated.  stb's reasons are terse keys ("bad png sig"); we translate
  * the common ones and quote the rest.
  *
  * Works around stb v2.27's PNM reader (VERSIONS.md): 16-bit samples come
@@ -22,6 +24,7 @@
 #include "image_av.h"
 #include "image_in_jpeg.h"
 #include "image_in_png.h"
+#include "image_in_stb.h"
 #include "png_out.h"
 #include "util.h"
 
@@ -510,6 +513,17 @@ static int hdr_guard(const unsigned char *d, size_t n)
     if (strncmp(t, "+X ", 3))
         return 0;
     width = strtol(t + 3, NULL, 10);
+    /* A floor for the pixels before stb allocates them: 4 bytes each when
+     * flat; an RLE row (8 <= width < 32768) at least its 4-byte header and,
+     * a channel, 2 bytes a run of at most 127. */
+    if (width >= 1 && height >= 1 && width <= (1L << 20) && height <= (1L << 20)) {
+        unsigned long long row = 4ull * (unsigned long long)width;
+        unsigned long long rle = 4 + 8 * (((unsigned long long)width + 126) / 127);
+        if (width >= 8 && width < 32768 && rle < row)
+            row = rle;
+        if (row * (unsigned long long)height > n - r.pos)
+            return -1;
+    }
     /* stb's own limits refuse the rest; flat data cannot loop */
     if (width < 8 || width >= 32768 || height < 1 ||
         height > (1L << 20) /* STBI_MAX_DIMENSIONS, stb_impl.c */)
@@ -643,7 +657,7 @@ static int decode_mem(const unsigned char *data, size_t size,
 {
     size_t bytes;
     pnm_info pnm;
-    int w = 0, h = 0, comp = 0, comp_max, is16, len;
+    int w = 0, h = 0, comp = 0, comp_max, is16, len, ran_off = 0;
 
     if (size == 0) {
         load_error(name, "file is empty");
@@ -710,21 +724,26 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     bytes *= (size_t)comp * (is16 ? 2u : 1u);
+    /* Before anything of the claimed size is allocated
+     * (image_in_stb.c) */
+    if (imgstb_short(data, size)) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
     if (pnm.is_pnm && size - pnm.data_off < bytes) {
         load_error(name, "file is truncated");
         return -1;
     }
 
-    if (is16)
-        img->pixels = stbi_load_16_from_memory(data, len, &img->width,
-                                               &img->height, &img->channels, 0);
-    else
-        /* PIC: RGBA from stb, see pic_to_rgb */
-        img->pixels = stbi_load_from_memory(data, len, &img->width,
-                                            &img->height, &img->channels,
-                                            is_pic(data, size) ? 4 : 0);
+    /* PIC: RGBA from stb, see pic_to_rgb */
+    img->pixels = imgstb_load(data, size, is16, is_pic(data, size) ? 4 : 0, &img->width,
+                              &img->height, &img->channels, &ran_off);
     if (!img->pixels) {
         stb_error(name);
+        return -1;
+    }
+    if (ran_off) {
+        load_error(name, "file is truncated");
         return -1;
     }
     img->bytes_per_sample = is16 ? 2 : 1;
