@@ -13,8 +13,8 @@
  * say "can't fopen", and a short read is an error rather than stb's silent
  * end of data; image_in_stb.c sees stb's decoders run past the end of the
  * file, and headers that promise more data than the file holds, before
- * anything of the claimed size is allocated.  stb's reasons are terse keys ("bad png sig"); we translate
- * the common ones and quote the rest.
+ * anything of the claimed size is allocated.  stb's reasons are terse keys
+ * ("bad png sig"); we translate the common ones and quote the rest.
  *
  * Works around stb v2.27's PNM reader (VERSIONS.md): 16-bit samples come
  * back big-endian, maxval is ignored, and a truncated payload leaves the
