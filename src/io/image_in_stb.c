@@ -5,7 +5,7 @@
  *  - imgstb_short, before decoding: the size the header implies, counted
  *    the way stb reads the file (BMP and plain TGA: exact sizes; RLE TGA:
  *    its packets walked; GIF: its blocks walked; PSD: its sections and a
- *    floor for PackBits).  This is what keeps a bare header from costing
+ *    floor for PackBits; PIC: a byte a row and channel packet).  This is what keeps a bare header from costing
  *    an allocation of the claimed size.
  *  - imgstb_load, while decoding: the bytes reach stb through its
  *    callbacks, and a read asked for once every byte was handed over means
@@ -222,13 +222,38 @@ static int psd_short(const unsigned char *d, size_t n)
     return pos + need > n;
 }
 
+/* Softimage PIC: a 104-byte header, channel packets of 4 bytes (at most
+ * 10, the last unchained), then each row of each packet takes a byte at
+ * least (an RLE count, or a raw sample). */
+static int pic_short(const unsigned char *d, size_t n)
+{
+    size_t pos = 104, npk = 0;
+
+    if (n < 92 || memcmp(d, "\x53\x80\xf6\x34", 4) || memcmp(d + 88, "PICT", 4))
+        return 0;
+    if (n < pos)
+        return 1;
+    for (;;) {
+        if (n - pos < 4)
+            return 1;
+        npk++;
+        pos += 4;
+        if (!d[pos - 4])
+            break;
+        if (npk == 10)
+            return 0; /* stb refuses it */
+    }
+    return (uint64_t)be16(d + 94) * npk > n - pos;
+}
+
 int imgstb_short(const unsigned char *d, size_t n)
 {
     if (!d)
         return 0;
     /* TGA has no signature; its second byte (0 or 1) tells it from every
      * other format stb reads, whose signatures have a larger one there. */
-    return bmp_short(d, n) || gif_short(d, n) || psd_short(d, n) || tga_short(d, n);
+    return bmp_short(d, n) || gif_short(d, n) || psd_short(d, n) || pic_short(d, n) ||
+           tga_short(d, n);
 }
 
 // ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* 1 when the file is shorter than its header says its pixel data must be
- * (BMP, TGA plain and RLE, GIF, PSD: walked or counted from the header,
+ * (BMP, TGA plain and RLE, GIF, PSD, PIC: walked or counted from the header,
  * before anything of the image's size is allocated), else 0.  Files of
  * other formats, and headers stb itself refuses, give 0. */
 int imgstb_short(const unsigned char *d, size_t n);

@@ -1,7 +1,7 @@
 /*
  * test_image_cut.c — a file cut anywhere after its header is refused as
  * truncated, in every format stb_image reads (BMP, TGA plain and RLE, GIF,
- * PSD raw and PackBits, HDR, PNM) and the PNG and JPEG decoders: each is
+ * PSD raw and PackBits, HDR, PIC, PNM) and the PNG and JPEG decoders: each is
  * made whole here, loads, then is cut at its header, 1 %, 50 % and 99 %
  * and must fail with one message.  A bare header claiming 20000x20000 (or
  * 10000x10000) pixels must fail as truncated in a child whose address
@@ -198,7 +198,7 @@ static void make_bmp8(buf *b, const uint8_t *rgb)
 }
 
 enum { F_BMP24, F_BMP8, F_TGA, F_TGA_RLE, F_GIF, F_PSD, F_PSD_RLE, F_HDR,
-       F_PPM, F_PNG, F_JPG, F_COUNT };
+       F_PIC, F_PPM, F_PNG, F_JPG, F_COUNT };
 
 static const struct {
     const char *name;
@@ -206,7 +206,7 @@ static const struct {
 } fmts[F_COUNT] = {
     { "BMP 24-bit", 54 }, { "BMP 8-bit", 54 + 1024 }, { "TGA", 18 },
     { "TGA RLE", 18 }, { "GIF", 13 + 768 + 10 }, { "PSD", 40 },
-    { "PSD PackBits", 40 + 6 * H }, { "HDR", 48 }, { "PPM", 13 },
+    { "PSD PackBits", 40 + 6 * H }, { "HDR", 48 }, { "PIC", 108 }, { "PPM", 13 },
     { "PNG", 33 }, { "JPEG", 300 },
 };
 
@@ -245,6 +245,18 @@ static void make(int f, buf *b, const uint8_t *rgb)
         }
         break;
     }
+    case F_PIC: /* one uncompressed RGB packet */
+        put(b, "\x53\x80\xf6\x34", 4);
+        for (i = 0; i < 84; i++)
+            put8(b, 0);
+        put(b, "PICT", 4);
+        be16(b, W);
+        be16(b, H);
+        for (i = 0; i < 8; i++)
+            put8(b, 0);
+        put8(b, 0), put8(b, 8), put8(b, 0), put8(b, 0xe0);
+        put(b, rgb, W * H * 3);
+        break;
     case F_PPM: {
         char hdr[32];
         int k = snprintf(hdr, sizeof hdr, "P6\n%d %d\n255\n", W, H);
@@ -381,6 +393,7 @@ static void test_bombs(void)
         { "GIF header and frame descriptor, 10000x10000, no data", 4 },
         { "PSD header, 20000x20000 RGB, no data", 5 },
         { "HDR header, 10000x10000, no data", 6 },
+        { "PIC header, 16000x16000 RGB, 3 bytes of data", 7 },
     };
     size_t i;
 
@@ -436,6 +449,16 @@ static void test_bombs(void)
             static const char hdr[] = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 10000 +X 10000\n";
             put(&b, hdr, sizeof hdr - 1);
         }
+            break;
+        case 7: /* one uncompressed RGB packet */
+            put(&b, "\x53\x80\xf6\x34", 4);
+            for (j = 0; j < 84; j++)
+                put8(&b, 0);
+            put(&b, "PICT", 4), be16(&b, 16000), be16(&b, 16000);
+            for (j = 0; j < 8; j++)
+                put8(&b, 0);
+            put8(&b, 0), put8(&b, 8), put8(&b, 0), put8(&b, 0xe0);
+            put(&b, "abc", 3); /* stb's info refuses none at all */
             break;
         }
         CHECK(bomb_child(&b, msg, sizeof msg, &rss) == 0, bombs[i].name,
