@@ -699,7 +699,10 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     if (!stbi_info_from_memory(data, len, &w, &h, &comp)) {
-        stb_error(name);
+        if (imgstb_short(data, size)) /* a signature, then too little */
+            load_error(name, "file is truncated");
+        else
+            stb_error(name);
         return -1;
     }
     is16 = stbi_is_16_bit_from_memory(data, len);
