@@ -2141,7 +2141,7 @@ int run_main(cli_opts *o)
 
     if (r == -2 || sig_stopped()) {
         status = sig_exit_status();
-        ge_err(NULL, "interrupted by %s", status == 128 + SIGTERM ? "SIGTERM" : "SIGINT");
+        ge_err(NULL, "interrupted by %s", sig_name(status - 128));
     } else if (chk.bad_frames)
         status = GE_EXIT_MISMATCH;
     else if (r < 0 || nfail || sh.engine_failed)
