@@ -31,6 +31,7 @@
 #include "image_in_jpeg.h"
 #include "util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -110,8 +111,13 @@ static void jpeg_fail(j_decompress_ptr d, jerr *e, const char *name)
         return;
     case JERR_OUT_OF_MEMORY:
     case JERR_NO_BACKING_STORE:
-        ge_err(name, "cannot read image: image too large (%ux%u)",
-               d->image_width, d->image_height);
+        /* over the budget (max_memory_to_use), or malloc failed (ENOMEM:
+         * errno is cleared before decoding) */
+        if (code == JERR_OUT_OF_MEMORY && errno == ENOMEM)
+            ge_err(name, "cannot read image: JPEG: out of memory");
+        else
+            ge_err(name, "cannot read image: image too large (%ux%u)",
+                   d->image_width, d->image_height);
         return;
     default:
         break;
@@ -160,6 +166,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     d.err = jpeg_std_error(&e.pub);
     e.pub.error_exit = jerr_exit;
     e.pub.emit_message = jerr_emit;
+    errno = 0; /* jpeg_fail tells a failed malloc from the budget by ENOMEM */
     if (setjmp(e.jb)) {
         jpeg_fail(&d, &e, name);
         goto end;
@@ -230,7 +237,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     }
     px = malloc(out_bytes);
     if (!px) {
-        ge_err(name, "cannot read image: out of memory");
+        ge_err(name, "cannot read image: JPEG: out of memory");
         goto end;
     }
     while (d.output_scanline < d.output_height) {

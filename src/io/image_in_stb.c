@@ -313,3 +313,20 @@ void *imgstb_load(const unsigned char *d, size_t n, int is16, int req_comp,
     *ran_off = r.ran_off;
     return px;
 }
+
+const char *imgstb_format(const unsigned char *d, size_t n)
+{
+    static const struct {
+        const char *sig, *name;
+        size_t len;
+    } sigs[] = {
+        { "\x89PNG", "PNG", 4 }, { "BM", "BMP", 2 }, { "GIF8", "GIF", 4 },
+        { "8BPS", "PSD", 4 }, { "\x53\x80\xf6\x34", "PIC", 4 }, { "\xff", "JPEG", 1 },
+        { "P5", "PNM", 2 }, { "P6", "PNM", 2 }, { "#?", "HDR", 2 },
+    };
+    size_t i;
+    for (i = 0; d && i < sizeof sigs / sizeof sigs[0]; i++)
+        if (n >= sigs[i].len && !memcmp(d, sigs[i].sig, sigs[i].len))
+            return sigs[i].name;
+    return "TGA";
+}

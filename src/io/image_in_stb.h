@@ -23,4 +23,11 @@ int imgstb_short(const unsigned char *d, size_t n);
 void *imgstb_load(const unsigned char *d, size_t n, int is16, int req_comp,
                   int *w, int *h, int *comp, int *ran_off);
 
+/* Forgets stb's failure reason (third_party/stb_impl.c). */
+void imgstb_clear_reason(void);
+
+/* "PNG", "BMP", "GIF", ... by the signature stb goes by; "TGA" for the
+ * rest (stb tries TGA last, it has no signature). */
+const char *imgstb_format(const unsigned char *d, size_t n);
+
 #endif

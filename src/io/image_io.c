@@ -178,7 +178,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
     buf = NULL;
 end:
     if (e)
-        *why = strerror(e);
+        *why = e == ENOMEM ? "out of memory (reading the file)" : strerror(e);
     free(buf);
     if (fd != STDIN_FILENO)
         close(fd);
@@ -241,6 +241,21 @@ static void stb_error(const char *path)
     else
         ge_err(path, "cannot read image: damaged or unsupported image data "
                "(%s)", r);
+}
+
+/* A decode that failed after stbi_info knew the format: out of memory
+ * says so and names the decoder (stb's "outofmem", or no reason at all
+ * with malloc's ENOMEM); the rest as stb_error. */
+static void stb_load_error(const char *name, const unsigned char *d, size_t n, int e)
+{
+    const char *r = stbi_failure_reason();
+    if (r ? !strcmp(r, "outofmem") : e == ENOMEM)
+        ge_err(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
+    else if (!r)
+        ge_err(name, "cannot read image: %s: damaged or unsupported image data",
+               imgstb_format(d, n));
+    else
+        stb_error(name);
 }
 
 // ---------------------------------------------------------------------------
@@ -738,11 +753,13 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
 
+    imgstb_clear_reason();
+    errno = 0;
     /* PIC: RGBA from stb, see pic_to_rgb */
     img->pixels = imgstb_load(data, size, is16, is_pic(data, size) ? 4 : 0, &img->width,
                               &img->height, &img->channels, &ran_off);
     if (!img->pixels) {
-        stb_error(name);
+        stb_load_error(name, data, size, errno);
         return -1;
     }
     if (ran_off) {

@@ -659,6 +659,14 @@ void so_fail(so_file *f, int err)
         f->err = err > 0 ? err : EIO;
 }
 
+void so_fail_reported(so_file *f, int err)
+{
+    if (f && !f->err) {
+        f->err = err > 0 ? err : EIO;
+        f->reported = 1;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Commit and abort
 

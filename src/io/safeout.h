@@ -61,6 +61,9 @@ void so_writeback(so_file *f, off_t upto);
 off_t so_writeback_started(const so_file *f);
 /* Marks the file failed with errno-style `err` (e.g. a muxer error). */
 void so_fail(so_file *f, int err);
+/* The same, when the caller has printed the one line the failure gets:
+ * nothing more is said about it. */
+void so_fail_reported(so_file *f, int err);
 
 /* Flushes, fsyncs, closes and renames into place.  Returns 0, or -1 with
  * the message printed and the temp file removed (or kept as .partial). */

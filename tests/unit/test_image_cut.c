@@ -7,6 +7,9 @@
  * 10000x10000) pixels must fail as truncated in a child whose address
  * space allows 256 MiB more than it uses: allocating the claimed image
  * first would fail there as "out of memory" (or not at all, and load).
+ * And the other way round: a PNG or JPEG that does not fit in such a child
+ * fails as "PNG: out of memory" / "JPEG: out of memory", naming its own
+ * decoder (not a reason left over from another format's test).
  */
 #include "check.h"
 #include "image_io.h"
@@ -19,7 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <libdeflate.h>
 #include <stb_image_write.h>
+#include <turbojpeg.h>
 
 #define W 97
 #define H 61
@@ -469,9 +474,91 @@ static void test_bombs(void)
     }
 }
 
+// ---------------------------------------------------------------------------
+// Out of memory, said so
+
+/* A 20000x20000 grey PNG of zeros (400 MB of pixels, 400 KB of file). */
+static void big_png(buf *b)
+{
+    const size_t w = 20000, h = 20000, raw = (w + 1) * h;
+    unsigned char *rows = calloc(raw, 1), *z;
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+    size_t zn = 0;
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
+    static const unsigned char ihdr[17] = { 'I', 'H', 'D', 'R', 0, 0, 0x4e, 0x20, 0, 0, 0x4e,
+                                            0x20, 8, 0, 0, 0, 0 };
+
+    z = malloc(raw / 100 + 4096);
+    if (rows && c && z)
+        zn = libdeflate_zlib_compress(c, rows, raw, z, raw / 100 + 4096);
+    put(b, sig, 8);
+    be32(b, 13);
+    put(b, ihdr, 17);
+    be32(b, libdeflate_crc32(0, ihdr, 17));
+    be32(b, zn);
+    put(b, "IDAT", 4);
+    put(b, z, zn);
+    {
+        uint32_t crc = libdeflate_crc32(0, "IDAT", 4);
+        be32(b, libdeflate_crc32(crc, z, zn));
+    }
+    be32(b, 0);
+    put(b, "IEND", 4);
+    be32(b, libdeflate_crc32(0, "IEND", 4));
+    free(rows);
+    free(z);
+    libdeflate_free_compressor(c);
+}
+
+/* A 20000x20000 grey JPEG of zeros (400 MB of pixels). */
+static int big_jpeg(buf *b)
+{
+    const int w = 20000, h = 20000;
+    unsigned char *px = calloc((size_t)w * h, 1), *jpg = NULL;
+    unsigned long jn = 0;
+    tjhandle t = tjInitCompress();
+    int rc = -1;
+    if (px && t && tjCompress2(t, px, w, w, h, TJPF_GRAY, &jpg, &jn, TJSAMP_GRAY, 50, 0) == 0) {
+        put(b, jpg, jn);
+        rc = 0;
+    }
+    tjFree(jpg);
+    if (t)
+        tjDestroy(t);
+    free(px);
+    return rc;
+}
+
+static void test_oom(void)
+{
+    buf b = { 0 };
+    char msg[512];
+    long rss;
+
+#if defined(__SANITIZE_ADDRESS__)
+    SKIP("out of memory under an address-space limit", "AddressSanitizer reserves terabytes");
+    return;
+#endif
+    big_png(&b);
+    bomb_child(&b, msg, sizeof msg, &rss);
+    CHECK(strstr(msg, "gpuedge: bomb: cannot read image: PNG: out of memory\n") &&
+              !strstr(msg, "JPEG"),
+          "a PNG too big for the memory: \"PNG: out of memory\"", "'%s'", msg);
+    b.n = 0;
+    if (big_jpeg(&b) == 0) {
+        bomb_child(&b, msg, sizeof msg, &rss);
+        CHECK(strstr(msg, "gpuedge: bomb: cannot read image: JPEG: out of memory\n"),
+              "a JPEG too big for the memory: \"JPEG: out of memory\"", "'%s'", msg);
+    } else {
+        CHECK(0, "a JPEG too big for the memory", "cannot make the JPEG: %s", tjGetErrorStr());
+    }
+    free(b.d);
+}
+
 int main(void)
 {
     test_cuts();
     test_bombs();
+    test_oom();
     CHECK_EXIT();
 }
