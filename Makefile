@@ -381,7 +381,8 @@ FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -g -O1 -fwrapv -pthread $(FUZZ_SAN) \
 FUZZ_MAXLEN_image = 262144
 FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
-FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg src/io/png_out \
+FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/image_in_png src/io/image_in_jpeg \
+                  src/io/image_in_stb src/io/png_out \
                   src/io/safeout src/lib/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 FUZZ_OBJS_cli   = src/cli/cli src/lib/util

@@ -780,6 +780,26 @@ static int decode_mem(const unsigned char *data, size_t size,
     return 0;
 }
 
+/* Deflate expands at most 1032:1 (258 bytes from a 2-bit code at best):
+ * the IDAT data of a whole PNG (read up to IEND) holds at least the
+ * image's bytes / 1032, filter bytes not counted.  Less is a header
+ * claiming more than the file holds: refused before a decoder allocates
+ * the claimed image.  1 when too short. */
+static int png_too_short(const unsigned char *d, size_t n, size_t idat_bytes)
+{
+    static const unsigned char ch[7] = { 1, 0, 3, 1, 2, 0, 4 }; /* by colour type */
+    uint64_t w, h, bits;
+
+    if (n < 29 || memcmp(d + 12, "IHDR", 4) || d[25] > 6 || !ch[d[25]])
+        return 0;
+    w = (uint64_t)d[16] << 24 | (uint64_t)d[17] << 16 | (uint64_t)d[18] << 8 | d[19];
+    h = (uint64_t)d[20] << 24 | (uint64_t)d[21] << 16 | (uint64_t)d[22] << 8 | d[23];
+    if (w > (1u << 20) || h > (1u << 20))
+        return 0; /* too large for stb and libspng alike: they say so */
+    bits = w * h * ch[d[25]] * d[24];
+    return bits / 8 / 1032 > idat_bytes;
+}
+
 /* PNG, two things stb v2.27 does with IDAT chunks (found by tests/fuzz;
  * no upstream report that we know of):
  *  - an IDAT of length 0 before any image data is read as memcpy(NULL, p,
@@ -793,11 +813,12 @@ static int decode_mem(const unsigned char *data, size_t size,
  *    "file is truncated"); we say so before the allocation.
  * png_scan walks the chunks as stb does (length, type, data, CRC
  * unchecked) up to IEND or the first chunk that does not fit.  Returns -1
- * for a truncated IDAT, else 0 with the number of empty IDATs in *empty. */
+ * for a truncated IDAT or too little IDAT data for the header's image
+ * (png_too_short), else 0 with the number of empty IDATs in *empty. */
 static int png_scan(const unsigned char *d, size_t n, size_t *empty)
 {
     static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
-    size_t pos;
+    size_t pos, idat_bytes = 0;
 
     *empty = 0;
     if (n < 8 || memcmp(d, sig, 8))
@@ -810,11 +831,13 @@ static int png_scan(const unsigned char *d, size_t n, size_t *empty)
             return idat ? -1 : 0;  /* stb fails at this chunk either way */
         if (len == 0 && idat)
             (*empty)++;
+        if (idat)
+            idat_bytes += len;
         if (!memcmp(d + pos + 4, "IEND", 4) || n - pos - 8 - len < 4)
-            return 0;
+            break;
         pos += 12 + len;
     }
-    return 0;
+    return png_too_short(d, n, idat_bytes) ? -1 : 0;
 }
 
 /* A copy of the PNG without its empty IDAT chunks (png_scan's walk), or

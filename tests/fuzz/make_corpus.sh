@@ -145,6 +145,8 @@ printf 'GIF89a\020\047\020\047\000\000\000,\000\000\000\000\020\047\020\047\000\
 { printf '8BPS\000\001\000\000\000\000\000\000\000\003\000\000\116\040\000\000\116\040'
   printf '\000\010\000\003'; head -c 14 /dev/zero; } >"$out/image/bomb.psd"
 printf '#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 10000 +X 10000\n' >"$out/image/bomb.hdr"
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR\000\000\116\040\000\000\116\040\010\002\000\000\000\000\000\000\000\000\000\000\000IEND\000\000\000\000' \
+    >"$out/image/bomb.png"
 
 # ---------------------------------------------------------------------------
 # Images for libavcodec's decoders (src/io/image_av.c): tiny files of each

@@ -399,6 +399,8 @@ static void test_bombs(void)
         { "PSD header, 20000x20000 RGB, no data", 5 },
         { "HDR header, 10000x10000, no data", 6 },
         { "PIC header, 16000x16000 RGB, 3 bytes of data", 7 },
+        { "JPEG of 16x16 whose header claims 20000x20000", 8 },
+        { "PNG header, 20000x20000 RGB, empty IDAT", 9 },
     };
     size_t i;
 
@@ -465,6 +467,33 @@ static void test_bombs(void)
             put8(&b, 0), put8(&b, 8), put8(&b, 0), put8(&b, 0xe0);
             put(&b, "abc", 3); /* stb's info refuses none at all */
             break;
+        case 8: {
+            static const uint8_t grey[16 * 16];
+            unsigned char *jpg = NULL;
+            unsigned long jn = 0, k;
+            tjhandle t = tjInitCompress();
+            if (t && tjCompress2(t, grey, 16, 16, 16, TJPF_GRAY, &jpg, &jn, TJSAMP_GRAY, 90, 0) == 0) {
+                for (k = 0; k + 8 < jn; k++)
+                    if (jpg[k] == 0xff && jpg[k + 1] == 0xc0) { /* SOF0: height, width */
+                        jpg[k + 5] = 0x4e, jpg[k + 6] = 0x20, jpg[k + 7] = 0x4e, jpg[k + 8] = 0x20;
+                        break;
+                    }
+                put(&b, jpg, jn);
+            }
+            tjFree(jpg);
+            if (t)
+                tjDestroy(t);
+            break;
+        }
+        case 9: {
+            static const unsigned char png[] = {
+                0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+                0, 0, 0x4e, 0x20, 0, 0, 0x4e, 0x20, 8, 2, 0, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 0, 'I', 'D', 'A', 'T', 0, 0, 0, 0, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0, 0, 0, 0,
+            };
+            put(&b, png, sizeof png);
+            break;
+        }
         }
         CHECK(bomb_child(&b, msg, sizeof msg, &rss) == 0, bombs[i].name,
               "'%s' (peak RSS grew %ld KiB)", msg, rss);
