@@ -563,38 +563,49 @@ static void test_epipe(void)
           rc, msg);
 }
 
-/* Second signal: temp files removed, immediate exit 128+sig.  Runs in a
- * child before the parent's sig_init (a forked child has one thread). */
-static void test_second_signal(void)
+/* In a child (one thread, before the parent's sig_init): sig_init, an
+ * output p written, then `sig` twice.  The first must only raise sig_stop
+ * (exit 51 otherwise), the second exit 128+sig at once; returns the
+ * child's wait status. */
+static int signalled_twice(const char *p, const so_opts *o, int sig)
 {
-    char p[256];
     pid_t pid;
     int status = 0;
 
-    clear_dir();
-    path_in(p, sizeof p, "sig.png");
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
         so_file *f = NULL;
-        so_opts o = { 0, 0 };
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         int i;
-        if (sig_init() != 0 || so_open(&f, p, &o, NULL, 0) != 0)
+        if (sig_init() != 0 || so_open(&f, p, o, NULL, 0) != 0)
             _exit(50);
         so_write(f, "data", 4);
         so_fd(f);
-        kill(getpid(), SIGTERM);
+        kill(getpid(), sig);
         for (i = 0; i < 200 && !sig_stopped(); i++)
             nanosleep(&ts, NULL);
-        if (sig_stop != SIGTERM || sig_exit_status() != 143)
+        if (sig_stop != sig || sig_exit_status() != 128 + sig)
             _exit(51);
-        kill(getpid(), SIGTERM);
+        kill(getpid(), sig);
         for (i = 0; i < 200; i++)
             nanosleep(&ts, NULL);
         _exit(52);
     }
     waitpid(pid, &status, 0);
+    return status;
+}
+
+/* Second signal: temp files removed, immediate exit 128+sig. */
+static void test_second_signal(void)
+{
+    char p[256];
+    so_opts o = { 0, 0 };
+    int status;
+
+    clear_dir();
+    path_in(p, sizeof p, "sig.png");
+    status = signalled_twice(p, &o, SIGTERM);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 143,
           "first signal sets sig_stop, second exits 143",
           "status 0x%x", status);
@@ -800,26 +811,7 @@ static void test_tmpfile(mode_t um)
     /* a second SIGHUP exits at once, the partial linked */
     path_in(p, sizeof p, "hup.png");
     path_in(q, sizeof q, "hup.partial.png");
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-        struct timespec ts = { 0, 10 * 1000 * 1000 };
-        int i;
-        if (sig_init() != 0 || so_open(&f, p, &k, NULL, 0) != 0)
-            _exit(50);
-        so_write(f, "data", 4);
-        so_fd(f);
-        kill(getpid(), SIGHUP);
-        for (i = 0; i < 200 && !sig_stopped(); i++)
-            nanosleep(&ts, NULL);
-        if (sig_stop != SIGHUP || sig_exit_status() != 129)
-            _exit(51);
-        kill(getpid(), SIGHUP);
-        for (i = 0; i < 200; i++)
-            nanosleep(&ts, NULL);
-        _exit(52);
-    }
-    waitpid(pid, &status, 0);
+    status = signalled_twice(p, &k, SIGHUP);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 129 &&
               read_file(q, got, sizeof got) == 4 && count_entries(dir, NULL, 0) == 1,
           "O_TMPFILE, --keep-partial: second SIGHUP exits 129 with the partial linked",
