@@ -116,6 +116,22 @@ static int open_close(const char *p, const so_opts *o, const char *data)
     return so_commit(&f);
 }
 
+/* Someone else creates p between so_open and so_commit: *rc is the
+ * commit's, and what it printed is returned. */
+static const char *commit_raced(const char *p, const so_opts *o, int *rc)
+{
+    so_file *f = NULL;
+    if (so_open(&f, p, o, NULL, 0) != 0) {
+        *rc = -2;
+        return "";
+    }
+    write_file(p, "theirs");
+    so_write(f, "mine", 4);
+    check_capture_start();
+    *rc = so_commit(&f);
+    return check_capture_end();
+}
+
 // ---------------------------------------------------------------------------
 // Tests
 
@@ -187,12 +203,7 @@ static void test_exists(void)
     /* Someone else creates the final while we work: no-replace rename. */
     clear_dir();
     path_in(p, sizeof p, "race.png");
-    rc = so_open(&f, p, &o, NULL, 0);
-    write_file(p, "theirs");
-    so_write(f, "mine", 4);
-    check_capture_start();
-    rc = so_commit(&f);
-    msg = check_capture_end();
+    msg = commit_raced(p, &o, &rc);
     CHECK(rc == -1 && read_file(p, got, sizeof got) > 0 &&
               !strcmp(got, "theirs"),
           "commit never replaces a file that appeared meanwhile",
@@ -754,12 +765,7 @@ static void test_tmpfile(mode_t um)
 
     /* no-replace: a file appearing under the name meanwhile is kept */
     path_in(q, sizeof q, "race.png");
-    rc = so_open(&f, q, &o, NULL, 0);
-    write_file(q, "theirs");
-    so_write(f, "ours", 4);
-    check_capture_start();
-    rc = so_commit(&f);
-    msg = check_capture_end();
+    msg = commit_raced(q, &o, &rc);
     CHECK(rc == -1 && strstr(msg, "race.png: output exists (use -y to overwrite)") &&
               read_file(q, got, sizeof got) == 6 && !strcmp(got, "theirs") &&
               count_entries(dir, NULL, 0) == 2,
