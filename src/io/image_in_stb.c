@@ -14,9 +14,10 @@
  *    its context: such refills may come back short, as stb expects of
  *    fread; a read into any other buffer (stbi__getn: a TGA row, an HDR
  *    pixel) asks for bytes the decoder will use, so a short one is
- *    running off the end too.  Past the end the reader hands out zeros,
- *    which is what stb's memory reader does, so the pixels are the same;
- *    only now we know.
+ *    running off the end too.  Past the end the reader says end of file
+ *    (stb then reads zeros, as from memory) or, to stbi__getn, hands out
+ *    zeros: the pixels are what stb's memory reader gives; only now we
+ *    know.
  */
 #include "image_in_stb.h"
 
@@ -273,12 +274,20 @@ static int rd_read(void *user, char *data, int size)
 
     if (!r->refill)
         r->refill = data;
-    if (have >= want || (have > 0 && data == r->refill)) {
+    if (have == 0) {
+        /* The end, as stb's memory reader has it: stb stops reading from
+         * us, its get8 gives zeros and stbi__at_eof is true (decoders
+         * that loop until it, such as PIC's, stop). */
+        r->ran_off = 1;
+        return 0;
+    }
+    if (have >= want || data == r->refill) {
         size_t k = have < want ? have : want;
         memcpy(data, r->d + r->pos, k);
         r->pos += k;
         return (int)k;
     }
+    /* stbi__getn into the image: what there is, then zeros */
     memcpy(data, r->d + r->pos, have);
     memset(data + have, 0, want - have);
     r->pos = r->n;
