@@ -813,8 +813,9 @@ static int png_too_short(const unsigned char *d, size_t n, size_t idat_bytes)
  *    "file is truncated"); we say so before the allocation.
  * png_scan walks the chunks as stb does (length, type, data, CRC
  * unchecked) up to IEND or the first chunk that does not fit.  Returns -1
- * for a truncated IDAT or too little IDAT data for the header's image
- * (png_too_short), else 0 with the number of empty IDATs in *empty. */
+ * for a chunk cut by the end of the file or too little IDAT data for the
+ * header's image (png_too_short), else 0 with the number of empty IDATs in
+ * *empty. */
 static int png_scan(const unsigned char *d, size_t n, size_t *empty)
 {
     static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
@@ -827,8 +828,12 @@ static int png_scan(const unsigned char *d, size_t n, size_t *empty)
         size_t len = (size_t)d[pos] << 24 | (size_t)d[pos + 1] << 16 |
                      (size_t)d[pos + 2] << 8 | d[pos + 3];
         int idat = !memcmp(d + pos + 4, "IDAT", 4);
+        /* Any chunk running past the end: the file is cut.  (stb fails at
+         * it either way; through callbacks, image_in_stb.c, it would skip
+         * a length of 2^31 or more to the end of its 128-byte buffer only
+         * and read on from there, where from memory it skips to the end.) */
         if (len > n - pos - 8)
-            return idat ? -1 : 0;  /* stb fails at this chunk either way */
+            return -1;
         if (len == 0 && idat)
             (*empty)++;
         if (idat)

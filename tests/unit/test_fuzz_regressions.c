@@ -87,6 +87,10 @@ static const struct {
     /* PIC through stb's callbacks: zeros past the end kept its decoder
      * from ever seeing the end of the file (a hang) */
     { "image-pic-callback-eof-hang.pic", "cannot read image: " },
+    /* an ancillary chunk longer than 2^31 before an empty IDAT: stb's
+     * callbacks skip only to the end of their buffer, then read that IDAT
+     * into no buffer (UBSan: memcpy to NULL) */
+    { "image-png-chunk-past-end.png", "file is truncated" },
     /* image_av: a 17-byte DPX header read at offset 16..19 before the
      * length was checked (heap overflow) */
     { "image-dpx-short-header.dpx", "file is truncated" },
