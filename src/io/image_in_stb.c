@@ -5,8 +5,9 @@
  *  - imgstb_short, before decoding: the size the header implies, counted
  *    the way stb reads the file (BMP and plain TGA: exact sizes; RLE TGA:
  *    its packets walked; GIF: its blocks walked; PSD: its sections and a
- *    floor for PackBits; PIC: a byte a row and channel packet).  This is what keeps a bare header from costing
- *    an allocation of the claimed size.
+ *    floor for PackBits; PIC: a byte a row and channel packet).  This is
+ *    what keeps a bare header from costing an allocation of the claimed
+ *    size.
  *  - imgstb_load, while decoding: the bytes reach stb through its
  *    callbacks, and a read asked for once every byte was handed over means
  *    the decoder ran off the end (compressed data that ends early, HDR and
