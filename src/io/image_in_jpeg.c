@@ -148,24 +148,24 @@ static void cmyk_to_rgb(unsigned char *p, size_t npx)
     }
 }
 
-/* A sequential Huffman-coded scan gives every block of its components a
- * DC code of a bit at least: a file with fewer bytes than the smallest
- * component's blocks / 8 cannot hold its image (a header claiming more
- * than the file holds), and is refused before anything of the claimed
- * size is allocated.  Progressive files (EOB runs) and arithmetic coding
- * can spend less than a bit a block: no floor for those. */
-static int seq_too_short(const struct jpeg_decompress_struct *d, size_t n)
+/* The first scan, which jpeg_read_header stops at, gives every block of
+ * its components a DC code of a bit at least when it is sequential or a
+ * progressive DC-first scan (a valid progressive file starts with one):
+ * a file of fewer bytes than those blocks / 8 cannot hold its image (a
+ * header claiming more than the file holds) and is refused before
+ * anything of the claimed size is allocated (a progressive decoder clears
+ * whole-image coefficient buffers first).  Arithmetic coding, and an AC
+ * scan first, can spend less than a bit a block: no floor for those. */
+static int too_short(const struct jpeg_decompress_struct *d, size_t n)
 {
-    size_t least = SIZE_MAX;
+    size_t blocks = 0;
     int i;
-    if (d->progressive_mode || d->arith_code || d->num_components < 1)
+    if (d->arith_code || (d->progressive_mode && (d->Ss != 0 || d->Ah != 0)))
         return 0;
-    for (i = 0; i < d->num_components; i++) {
-        size_t b = (size_t)d->comp_info[i].width_in_blocks * d->comp_info[i].height_in_blocks;
-        if (b < least)
-            least = b;
-    }
-    return least / 8 > n;
+    for (i = 0; i < d->comps_in_scan; i++)
+        blocks += (size_t)d->cur_comp_info[i]->width_in_blocks *
+                  d->cur_comp_info[i]->height_in_blocks;
+    return blocks / 8 > n;
 }
 
 /* libjpeg keeps the decompressor's state across the longjmp; only these
@@ -200,7 +200,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
         ge_err(name, "cannot read image: corrupt JPEG (no image)");
         goto end;
     }
-    if (e.eof || seq_too_short(&d, n)) {
+    if (e.eof || too_short(&d, n)) {
         ge_err(name, "cannot read image: file is truncated");
         goto end;
     }

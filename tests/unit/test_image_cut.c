@@ -400,6 +400,7 @@ static void test_bombs(void)
         { "HDR header, 10000x10000, no data", 6 },
         { "PIC header, 16000x16000 RGB, 3 bytes of data", 7 },
         { "JPEG of 16x16 whose header claims 20000x20000", 8 },
+        { "progressive JPEG of 16x16 whose header claims 20000x20000", 10 },
         { "PNG header, 20000x20000 RGB, empty IDAT", 9 },
     };
     size_t i;
@@ -467,14 +468,17 @@ static void test_bombs(void)
             put8(&b, 0), put8(&b, 8), put8(&b, 0), put8(&b, 0xe0);
             put(&b, "abc", 3); /* stb's info refuses none at all */
             break;
-        case 8: {
+        case 8:
+        case 10: {
             static const uint8_t grey[16 * 16];
             unsigned char *jpg = NULL;
             unsigned long jn = 0, k;
+            int prog = bombs[i].kind == 10;
             tjhandle t = tjInitCompress();
-            if (t && tjCompress2(t, grey, 16, 16, 16, TJPF_GRAY, &jpg, &jn, TJSAMP_GRAY, 90, 0) == 0) {
+            if (t && tjCompress2(t, grey, 16, 16, 16, TJPF_GRAY, &jpg, &jn, TJSAMP_GRAY, 90,
+                                 prog ? TJFLAG_PROGRESSIVE : 0) == 0) {
                 for (k = 0; k + 8 < jn; k++)
-                    if (jpg[k] == 0xff && jpg[k + 1] == 0xc0) { /* SOF0: height, width */
+                    if (jpg[k] == 0xff && jpg[k + 1] == (prog ? 0xc2 : 0xc0)) { /* SOF: h, w */
                         jpg[k + 5] = 0x4e, jpg[k + 6] = 0x20, jpg[k + 7] = 0x4e, jpg[k + 8] = 0x20;
                         break;
                     }
