@@ -94,14 +94,17 @@ vg() {
 }
 
 # vg_signal NAME SIGNAL WANT TEMP-GLOB ARGS...: started in the background,
-# SIGNAL once the temp file of the output exists (the run is mid-video)
+# SIGNAL once the temp file of the output exists (the run is mid-video): named,
+# or unnamed (O_TMPFILE) and open; SIGINT not left ignored by the shell's `&`
 vg_signal() {
     name=$1 sig=$2 want=$3 glob=$4
     shift 4
-    $VG --log-file="$LOGS/$name.log" "$GPUEDGE" --backend="$BACKEND" "$@" >"$W/.out" 2>"$W/.err" &
+    env --default-signal=INT $VG --log-file="$LOGS/$name.log" "$GPUEDGE" --backend="$BACKEND" "$@" \
+        >"$W/.out" 2>"$W/.err" &
     BGPID=$!
     n=0
     while [ $n -lt 1200 ] && [ -z "$(find . -maxdepth 1 -name "$glob" -print)" ] &&
+        ! ls -l "/proc/$BGPID/fd" 2>/dev/null | grep -q "/#[0-9]* (deleted)\$" &&
         kill -0 "$BGPID" 2>/dev/null; do
         sleep 0.1
         n=$((n + 1))

@@ -22,6 +22,10 @@
  *    buffer shifts a positive int past bit 31, which UBSan (make test
  *    SANITIZE=1, -fno-sanitize-recover) would abort on.  Defining the
  *    behaviour keeps the sanitizers on for everything else in stb.
+ *  - imgstb_clear_reason: stb sets its failure reason only where it fails
+ *    with one, and some failures (a malloc in its zlib) have none: cleared
+ *    before a decode, a reason left from stbi_info's format tests (every
+ *    PNG leaves JPEG's "no SOI") cannot be taken for the decode's.
  *  - stb_image keeps stdio: img_probe uses stbi_info(path), which reads
  *    only the header.  img_load reads the file itself (precise errno) and
  *    decodes from memory.
@@ -39,3 +43,9 @@
 #define STBI_WRITE_NO_STDIO
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
+
+void imgstb_clear_reason(void);
+void imgstb_clear_reason(void)
+{
+    stbi__g_failure_reason = NULL;
+}

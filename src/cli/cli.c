@@ -176,7 +176,7 @@ void cli_usage(FILE *fp)
 "  -V, --version           show versions (libraries, CUDA, GPU) and exit\n"
 "\n"
 "Exit status: 0 ok, 1 runtime failure, 2 usage error, 3 --cpu-ref mismatch,\n"
-"130/143 interrupted by SIGINT/SIGTERM.  See gpuedge(1).\n", fp);
+"128+N stopped by signal N (130 SIGINT, 143 SIGTERM).  See gpuedge(1).\n", fp);
 }
 
 void cli_usage_hint(void)

@@ -124,7 +124,7 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
                 rep->wall_s);
     if (r == GE_STOPPED || sig_stopped()) {
         status = sig_exit_status();
-        ge_err(NULL, "interrupted by %s", status == 128 + SIGTERM ? "SIGTERM" : "SIGINT");
+        ge_err(NULL, "interrupted by %s", sig_name(status - 128));
     } else if (chk->bad_frames)
         status = GE_EXIT_MISMATCH;
     else if (r < 0 || nfail || c->sh->engine_failed)

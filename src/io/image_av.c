@@ -276,7 +276,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     }
 
     if (!(fr = av_frame_alloc())) {
-        fail(name, "out of memory");
+        ge_err(name, "cannot read image: %s: out of memory", kinds[k].name);
         return -1;
     }
     if (decode_frame(k, d, n, &st, fr, &err)) {
@@ -312,7 +312,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     bytes = (size_t)fr->width * (size_t)fr->height * (size_t)ch * (size_t)bps;
     img->pixels = malloc(bytes + (path == P_SWS ? IMGAV_SWS_SLACK : 0));
     if (!img->pixels) {
-        fail(name, "out of memory");
+        ge_err(name, "cannot read image: %s: out of memory", kinds[k].name);
         goto end;
     }
     ch = imgav_convert(fr, desc, path, ch, bps, img->pixels, &why);
@@ -376,7 +376,7 @@ int imgav_write(so_file *out, enum imgav_out kind, const uint8_t *grey,
     if (kind == IMGAV_OUT_WEBP && (width > IMGAV_WEBP_MAX || height > IMGAV_WEBP_MAX)) {
         ge_err(so_name(out), "cannot write WebP: %dx%d is larger than WebP's %dx%d",
                width, height, IMGAV_WEBP_MAX, IMGAV_WEBP_MAX);
-        so_fail(out, EFBIG);
+        so_fail_reported(out, EFBIG);
         return -1;
     }
     codec = kind == IMGAV_OUT_TIFF ? avcodec_find_encoder_by_name("tiff")
@@ -385,7 +385,7 @@ int imgav_write(so_file *out, enum imgav_out kind, const uint8_t *grey,
         ge_err(so_name(out), "cannot write %s: this libavcodec has no %s encoder",
                kind == IMGAV_OUT_TIFF ? "TIFF" : "WebP",
                kind == IMGAV_OUT_TIFF ? "tiff" : "libwebp");
-        so_fail(out, ENOSYS);
+        so_fail_reported(out, ENOSYS);
         return -1;
     }
     if (!(c = avcodec_alloc_context3(codec)) || !(fr = av_frame_alloc()) ||

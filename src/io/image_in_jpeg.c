@@ -31,6 +31,7 @@
 #include "image_in_jpeg.h"
 #include "util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -110,8 +111,13 @@ static void jpeg_fail(j_decompress_ptr d, jerr *e, const char *name)
         return;
     case JERR_OUT_OF_MEMORY:
     case JERR_NO_BACKING_STORE:
-        ge_err(name, "cannot read image: image too large (%ux%u)",
-               d->image_width, d->image_height);
+        /* over the budget (max_memory_to_use), or malloc failed (ENOMEM:
+         * errno is cleared before decoding) */
+        if (code == JERR_OUT_OF_MEMORY && errno == ENOMEM)
+            ge_err(name, "cannot read image: JPEG: out of memory");
+        else
+            ge_err(name, "cannot read image: image too large (%ux%u)",
+                   d->image_width, d->image_height);
         return;
     default:
         break;
@@ -142,6 +148,26 @@ static void cmyk_to_rgb(unsigned char *p, size_t npx)
     }
 }
 
+/* The first scan, which jpeg_read_header stops at, gives every block of
+ * its components a DC code of a bit at least when it is sequential or a
+ * progressive DC-first scan (a valid progressive file starts with one):
+ * a file of fewer bytes than those blocks / 8 cannot hold its image (a
+ * header claiming more than the file holds) and is refused before
+ * anything of the claimed size is allocated (a progressive decoder clears
+ * whole-image coefficient buffers first).  Arithmetic coding, and an AC
+ * scan first, can spend less than a bit a block: no floor for those. */
+static int too_short(const struct jpeg_decompress_struct *d, size_t n)
+{
+    size_t blocks = 0;
+    int i;
+    if (d->arith_code || (d->progressive_mode && (d->Ss != 0 || d->Ah != 0)))
+        return 0;
+    for (i = 0; i < d->comps_in_scan; i++)
+        blocks += (size_t)d->cur_comp_info[i]->width_in_blocks *
+                  d->cur_comp_info[i]->height_in_blocks;
+    return blocks / 8 > n;
+}
+
 /* libjpeg keeps the decompressor's state across the longjmp; only these
  * are touched after setjmp, so they are volatile-qualified per C11 7.13.2. */
 int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
@@ -160,6 +186,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     d.err = jpeg_std_error(&e.pub);
     e.pub.error_exit = jerr_exit;
     e.pub.emit_message = jerr_emit;
+    errno = 0; /* jpeg_fail tells a failed malloc from the budget by ENOMEM */
     if (setjmp(e.jb)) {
         jpeg_fail(&d, &e, name);
         goto end;
@@ -173,7 +200,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
         ge_err(name, "cannot read image: corrupt JPEG (no image)");
         goto end;
     }
-    if (e.eof) {
+    if (e.eof || too_short(&d, n)) {
         ge_err(name, "cannot read image: file is truncated");
         goto end;
     }
@@ -230,7 +257,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     }
     px = malloc(out_bytes);
     if (!px) {
-        ge_err(name, "cannot read image: out of memory");
+        ge_err(name, "cannot read image: JPEG: out of memory");
         goto end;
     }
     while (d.output_scanline < d.output_height) {

@@ -11,8 +11,10 @@
  * Loading reads the file ourselves and decodes from memory: open/read give
  * the real errno ("Permission denied", "Is a directory") where stb would only
  * say "can't fopen", and a short read is an error rather than stb's silent
- * end of data.  stb's reasons are terse keys ("bad png sig"); we translate
- * the common ones and quote the rest.
+ * end of data; image_in_stb.c sees stb's decoders run past the end of the
+ * file, and headers that promise more data than the file holds, before
+ * anything of the claimed size is allocated.  stb's reasons are terse keys
+ * ("bad png sig"); we translate the common ones and quote the rest.
  *
  * Works around stb v2.27's PNM reader (VERSIONS.md): 16-bit samples come
  * back big-endian, maxval is ignored, and a truncated payload leaves the
@@ -22,6 +24,7 @@
 #include "image_av.h"
 #include "image_in_jpeg.h"
 #include "image_in_png.h"
+#include "image_in_stb.h"
 #include "png_out.h"
 #include "util.h"
 
@@ -175,7 +178,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
     buf = NULL;
 end:
     if (e)
-        *why = strerror(e);
+        *why = e == ENOMEM ? "out of memory (reading the file)" : strerror(e);
     free(buf);
     if (fd != STDIN_FILENO)
         close(fd);
@@ -238,6 +241,21 @@ static void stb_error(const char *path)
     else
         ge_err(path, "cannot read image: damaged or unsupported image data "
                "(%s)", r);
+}
+
+/* A decode that failed after stbi_info knew the format: out of memory
+ * says so and names the decoder (stb's "outofmem", or no reason at all
+ * with malloc's ENOMEM); the rest as stb_error. */
+static void stb_load_error(const char *name, const unsigned char *d, size_t n, int e)
+{
+    const char *r = stbi_failure_reason();
+    if (r ? !strcmp(r, "outofmem") : e == ENOMEM)
+        ge_err(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
+    else if (!r)
+        ge_err(name, "cannot read image: %s: damaged or unsupported image data",
+               imgstb_format(d, n));
+    else
+        stb_error(name);
 }
 
 // ---------------------------------------------------------------------------
@@ -510,6 +528,17 @@ static int hdr_guard(const unsigned char *d, size_t n)
     if (strncmp(t, "+X ", 3))
         return 0;
     width = strtol(t + 3, NULL, 10);
+    /* A floor for the pixels before stb allocates them: 4 bytes each when
+     * flat; an RLE row (8 <= width < 32768) at least its 4-byte header and,
+     * a channel, 2 bytes a run of at most 127. */
+    if (width >= 1 && height >= 1 && width <= (1L << 20) && height <= (1L << 20)) {
+        unsigned long long row = 4ull * (unsigned long long)width;
+        unsigned long long rle = 4 + 8 * (((unsigned long long)width + 126) / 127);
+        if (width >= 8 && width < 32768 && rle < row)
+            row = rle;
+        if (row * (unsigned long long)height > n - r.pos)
+            return -1;
+    }
     /* stb's own limits refuse the rest; flat data cannot loop */
     if (width < 8 || width >= 32768 || height < 1 ||
         height > (1L << 20) /* STBI_MAX_DIMENSIONS, stb_impl.c */)
@@ -643,7 +672,7 @@ static int decode_mem(const unsigned char *data, size_t size,
 {
     size_t bytes;
     pnm_info pnm;
-    int w = 0, h = 0, comp = 0, comp_max, is16, len;
+    int w = 0, h = 0, comp = 0, comp_max, is16, len, ran_off = 0;
 
     if (size == 0) {
         load_error(name, "file is empty");
@@ -685,7 +714,10 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     if (!stbi_info_from_memory(data, len, &w, &h, &comp)) {
-        stb_error(name);
+        if (imgstb_short(data, size)) /* a signature, then too little */
+            load_error(name, "file is truncated");
+        else
+            stb_error(name);
         return -1;
     }
     is16 = stbi_is_16_bit_from_memory(data, len);
@@ -710,21 +742,28 @@ static int decode_mem(const unsigned char *data, size_t size,
         return -1;
     }
     bytes *= (size_t)comp * (is16 ? 2u : 1u);
+    /* Before anything of the claimed size is allocated
+     * (image_in_stb.c) */
+    if (imgstb_short(data, size)) {
+        load_error(name, "file is truncated");
+        return -1;
+    }
     if (pnm.is_pnm && size - pnm.data_off < bytes) {
         load_error(name, "file is truncated");
         return -1;
     }
 
-    if (is16)
-        img->pixels = stbi_load_16_from_memory(data, len, &img->width,
-                                               &img->height, &img->channels, 0);
-    else
-        /* PIC: RGBA from stb, see pic_to_rgb */
-        img->pixels = stbi_load_from_memory(data, len, &img->width,
-                                            &img->height, &img->channels,
-                                            is_pic(data, size) ? 4 : 0);
+    imgstb_clear_reason();
+    errno = 0;
+    /* PIC: RGBA from stb, see pic_to_rgb */
+    img->pixels = imgstb_load(data, size, is16, is_pic(data, size) ? 4 : 0, &img->width,
+                              &img->height, &img->channels, &ran_off);
     if (!img->pixels) {
-        stb_error(name);
+        stb_load_error(name, data, size, errno);
+        return -1;
+    }
+    if (ran_off) {
+        load_error(name, "file is truncated");
         return -1;
     }
     img->bytes_per_sample = is16 ? 2 : 1;
@@ -741,6 +780,26 @@ static int decode_mem(const unsigned char *data, size_t size,
     return 0;
 }
 
+/* Deflate expands at most 1032:1 (258 bytes from a 2-bit code at best):
+ * the IDAT data of a whole PNG (read up to IEND) holds at least the
+ * image's bytes / 1032, filter bytes not counted.  Less is a header
+ * claiming more than the file holds: refused before a decoder allocates
+ * the claimed image.  1 when too short. */
+static int png_too_short(const unsigned char *d, size_t n, size_t idat_bytes)
+{
+    static const unsigned char ch[7] = { 1, 0, 3, 1, 2, 0, 4 }; /* by colour type */
+    uint64_t w, h, bits;
+
+    if (n < 29 || memcmp(d + 12, "IHDR", 4) || d[25] > 6 || !ch[d[25]])
+        return 0;
+    w = (uint64_t)d[16] << 24 | (uint64_t)d[17] << 16 | (uint64_t)d[18] << 8 | d[19];
+    h = (uint64_t)d[20] << 24 | (uint64_t)d[21] << 16 | (uint64_t)d[22] << 8 | d[23];
+    if (w > (1u << 20) || h > (1u << 20))
+        return 0; /* too large for stb and libspng alike: they say so */
+    bits = w * h * ch[d[25]] * d[24];
+    return bits / 8 / 1032 > idat_bytes;
+}
+
 /* PNG, two things stb v2.27 does with IDAT chunks (found by tests/fuzz;
  * no upstream report that we know of):
  *  - an IDAT of length 0 before any image data is read as memcpy(NULL, p,
@@ -754,11 +813,13 @@ static int decode_mem(const unsigned char *data, size_t size,
  *    "file is truncated"); we say so before the allocation.
  * png_scan walks the chunks as stb does (length, type, data, CRC
  * unchecked) up to IEND or the first chunk that does not fit.  Returns -1
- * for a truncated IDAT, else 0 with the number of empty IDATs in *empty. */
+ * for a chunk cut by the end of the file or too little IDAT data for the
+ * header's image (png_too_short), else 0 with the number of empty IDATs in
+ * *empty. */
 static int png_scan(const unsigned char *d, size_t n, size_t *empty)
 {
     static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a };
-    size_t pos;
+    size_t pos, idat_bytes = 0;
 
     *empty = 0;
     if (n < 8 || memcmp(d, sig, 8))
@@ -767,15 +828,21 @@ static int png_scan(const unsigned char *d, size_t n, size_t *empty)
         size_t len = (size_t)d[pos] << 24 | (size_t)d[pos + 1] << 16 |
                      (size_t)d[pos + 2] << 8 | d[pos + 3];
         int idat = !memcmp(d + pos + 4, "IDAT", 4);
+        /* Any chunk running past the end: the file is cut.  (stb fails at
+         * it either way; through callbacks, image_in_stb.c, it would skip
+         * a length of 2^31 or more to the end of its 128-byte buffer only
+         * and read on from there, where from memory it skips to the end.) */
         if (len > n - pos - 8)
-            return idat ? -1 : 0;  /* stb fails at this chunk either way */
+            return -1;
         if (len == 0 && idat)
             (*empty)++;
+        if (idat)
+            idat_bytes += len;
         if (!memcmp(d + pos + 4, "IEND", 4) || n - pos - 8 - len < 4)
-            return 0;
+            break;
         pos += 12 + len;
     }
-    return 0;
+    return png_too_short(d, n, idat_bytes) ? -1 : 0;
 }
 
 /* A copy of the PNG without its empty IDAT chunks (png_scan's walk), or

@@ -4,26 +4,32 @@
  * Life of an output "dir/out.png":
  *   so_open    checks early (exists without -y, same file as an input,
  *              directory missing or unwritable) so no work is wasted, then
- *              creates "dir/.out.png.XXXXXX.tmp" with mkostemps, mode
- *              0666 & ~umask;
+ *              creates an unnamed file in "dir" (O_TMPFILE, mode 0666 &
+ *              ~umask): nothing is left to clean up whatever kills us, even
+ *              SIGKILL.  Where the filesystem has no O_TMPFILE, it creates
+ *              "dir/.out.png.XXXXXX.tmp" with mkostemps instead, and a later
+ *              run names such a file it finds unlocked (stale_temps);
  *   so_write   buffers small writes, loops over partial writes and EINTR,
  *              and records the first errno (later writes are no-ops);
  *   so_commit  flushes, fsyncs, closes (all checked), then renames into
- *              place: renameat2(RENAME_NOREPLACE), or rename() with -y;
- *   so_abort   removes the temp file, or renames it to "dir/out.partial.png"
- *              with --keep-partial.
+ *              place: renameat2(RENAME_NOREPLACE), or rename() with -y.  An
+ *              unnamed file is linked instead (linkat, which never
+ *              replaces), or with -y linked to a temp name renamed over;
+ *   so_abort   removes the temp file, or renames (links) it to
+ *              "dir/out.partial.png" with --keep-partial.
  * A final name that exists and is not a regular file (/dev/null, a FIFO, a
  * terminal) and "-" (stdout) are written directly: no temp, no fsync (it
  * fails with EINVAL on those), no rename over a device node.
  *
  * Every open so_file sits in a registry so that the signal thread can
- * remove the temp files when a second SIGINT/SIGTERM forces an immediate
- * exit.  The first signal only raises sig_stop; the work unwinds through
- * so_abort on its own.
+ * remove the temp files when a second terminating signal forces an
+ * immediate exit.  The first signal only raises sig_stop; the work unwinds
+ * through so_abort on its own.
  */
 #include "safeout.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,8 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
@@ -64,7 +72,10 @@ struct so_file {
     int err;          /* first errno, 0 while all is well */
     int reported;     /* err already printed */
     char *final;      /* the name the user gave */
-    char *tmp;        /* temp file (NULL when direct) */
+    char *tmp;        /* temp file name (NULL when direct; when anon, the
+                         template of the name -y links it to) */
+    int anon;         /* an O_TMPFILE: no name until so_commit links one */
+    char fdpath[32];  /* anon: "/proc/self/fd/N", its name for linkat and libav */
     char *partial;    /* NAME.partial.EXT (NULL when direct) */
     size_t blen;
     off_t written;    /* bytes written through so_write */
@@ -229,6 +240,161 @@ static char *temp_template(const char *path)
     return s;
 }
 
+// ---------------------------------------------------------------------------
+// Temp files: unnamed where the filesystem can, else named and locked
+
+/* "dir" of "dir/name", "." of "name", "/" of "/name". */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* An unnamed file (O_TMPFILE) in path's directory, mode 0666 & ~umask
+ * (open applies the umask).  0; 1 when there is none to be had (a kernel
+ * before 3.11 sees O_DIRECTORY: EISDIR; a filesystem without it:
+ * EOPNOTSUPP; no /proc, which linkat and libav name it through), the
+ * caller then makes a named one; -1 with errno (EACCES, ENOENT ...). */
+static int use_tmpfile = 1;
+
+void so_use_tmpfile(int on)
+{
+    use_tmpfile = on != 0;
+}
+
+static int open_anon(so_file *f, const char *path)
+{
+    char *dir;
+    int fd, e;
+
+    if (!use_tmpfile)
+        return 1;
+    dir = dir_of(path);
+    if (!dir) {
+        errno = ENOMEM;
+        return -1;
+    }
+    do {
+        fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    } while (fd < 0 && errno == EINTR);
+    e = errno;
+    free(dir);
+    if (fd < 0) {
+        errno = e;
+        return e == EOPNOTSUPP || e == EISDIR || e == EINVAL || e == ENOSYS ? 1 : -1;
+    }
+    snprintf(f->fdpath, sizeof f->fdpath, "/proc/self/fd/%d", fd);
+    if (access(f->fdpath, F_OK) != 0) {
+        close(fd);
+        return 1;
+    }
+    f->fd = fd;
+    f->anon = 1;
+    return 0;
+}
+
+/* Gives the unnamed file the name `dest`, replacing what is there: linkat
+ * never replaces, so it is linked to a fresh temp name (f->tmp's XXXXXX
+ * filled in) renamed over dest.  0, or -1 with errno. */
+static int link_over(so_file *f, const char *dest)
+{
+    static const char abc[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    char *x = f->tmp + strlen(f->tmp) - 10; /* "XXXXXX.tmp" */
+    uint64_t r = (uint64_t)(uintptr_t)f ^ (uint64_t)getpid() << 32 ^ (uint64_t)f->fd;
+    int tries, i, e;
+
+    for (tries = 0; tries < 100; tries++) {
+        r += (uint64_t)time(NULL) + 0x9e3779b97f4a7c15ull;
+        for (i = 0; i < 6; i++) {
+            r ^= r >> 29;
+            r *= 0xbf58476d1ce4e5b9ull;
+            x[i] = abc[(r >> 32) % 62];
+        }
+        if (linkat(AT_FDCWD, f->fdpath, AT_FDCWD, f->tmp, AT_SYMLINK_FOLLOW) == 0) {
+            if (rename(f->tmp, dest) == 0)
+                return 0;
+            e = errno;
+            unlink(f->tmp);
+            errno = e;
+            return -1;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/* ".NAME.XXXXXX.tmp", our named temp files (temp_template). */
+static int is_temp_name(const char *n)
+{
+    size_t len = strlen(n), i;
+    if (len < 13 || n[0] != '.' || strcmp(n + len - 4, ".tmp") || n[len - 11] != '.')
+        return 0;
+    for (i = len - 10; i < len - 4; i++)
+        if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'A' && n[i] <= 'Z') ||
+              (n[i] >= 'a' && n[i] <= 'z')))
+            return 0;
+    return 1;
+}
+
+/* Named temp files a killed run left in path's directory: one line each
+ * (at most SO_STALE_MAX), once a directory a run.  A live writer holds an
+ * flock on its temp file (so_open), so one being written is not named. */
+#define SO_STALE_MAX 5
+#define SO_STALE_DIRS 64
+static pthread_mutex_t stale_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *stale_seen[SO_STALE_DIRS];
+
+static void stale_temps(const char *path)
+{
+    char *dir = dir_of(path);
+    struct dirent *de;
+    DIR *d;
+    int i, shown = 0, more = 0, seen = 0;
+
+    if (!dir)
+        return;
+    pthread_mutex_lock(&stale_mu);
+    for (i = 0; i < SO_STALE_DIRS && stale_seen[i]; i++)
+        if (!strcmp(stale_seen[i], dir))
+            seen = 1;
+    if (!seen && i < SO_STALE_DIRS)
+        stale_seen[i] = strdup(dir);
+    pthread_mutex_unlock(&stale_mu);
+    if (seen || i == SO_STALE_DIRS || !(d = opendir(dir))) {
+        free(dir);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        int fd;
+        if (!is_temp_name(de->d_name))
+            continue;
+        fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) == 0) {
+            if (shown < SO_STALE_MAX)
+                ge_note("%s%s%s: temp file of an interrupted run (remove it)",
+                        strcmp(dir, ".") ? dir : "", strcmp(dir, ".") && strcmp(dir, "/") ? "/" : "",
+                        de->d_name);
+            else
+                more++;
+            shown++;
+        }
+        close(fd);
+    }
+    closedir(d);
+    if (more)
+        ge_note("%s: %d more temp files of interrupted runs", dir, more);
+    free(dir);
+}
+
 static void so_free(so_file *f)
 {
     if (!f)
@@ -344,12 +510,25 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
         ge_err(path, "cannot create output: %s", strerror(ENOMEM));
         goto fail;
     }
-    f->fd = mkostemps(f->tmp, 4, O_CLOEXEC);
-    if (f->fd < 0) {
+    stale_temps(path);
+    switch (open_anon(f, path)) {
+    case 0:
+        goto done;
+    case 1:
+        break;
+    default:
         /* ENOENT: the directory is missing; EACCES: unwritable. */
         ge_err(path, "cannot create output: %s", strerror(errno));
         goto fail;
     }
+    f->fd = mkostemps(f->tmp, 4, O_CLOEXEC);
+    if (f->fd < 0) {
+        ge_err(path, "cannot create output: %s", strerror(errno));
+        goto fail;
+    }
+    /* Alive while locked (stale_temps); a filesystem without locks is
+     * told apart by nothing, and gets its notes anyway. */
+    (void)flock(f->fd, LOCK_EX | LOCK_NB);
     /* mkstemp made it 0600; give it the mode open(2) would have.  Some
      * filesystems (vfat, some FUSE) refuse modes: not worth failing for. */
     if (fchmod(f->fd, 0666 & ~get_umask()) != 0 && errno != EPERM &&
@@ -464,7 +643,7 @@ const char *so_path(const so_file *f)
     if (!f)
         return NULL;
     flush_buf((so_file *)f);
-    return f->direct ? f->final : f->tmp;
+    return f->direct ? f->final : f->anon ? f->fdpath : f->tmp;
 }
 
 const char *so_name(const so_file *f)
@@ -476,6 +655,14 @@ void so_fail(so_file *f, int err)
 {
     if (f && !f->err)
         f->err = err > 0 ? err : EIO;
+}
+
+void so_fail_reported(so_file *f, int err)
+{
+    if (f && !f->err) {
+        f->err = err > 0 ? err : EIO;
+        f->reported = 1;
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -504,9 +691,17 @@ static void discard(so_file *f)
 {
     int kept = 0, e = 0;
 
-    close_fd(f);
+    if (!f->anon)
+        close_fd(f);
     pthread_mutex_lock(&reg_mu);
-    if (f->tmp) {
+    if (f->anon) {
+        /* Unnamed: nothing to remove; a partial is linked while the
+         * descriptor still holds the file. */
+        if (f->keep_partial && link_over(f, f->partial) == 0)
+            kept = 1;
+        else if (f->keep_partial)
+            e = errno;
+    } else if (f->tmp) {
         if (f->keep_partial) {
             /* An older .partial is by definition incomplete: replace it. */
             if (rename(f->tmp, f->partial) == 0)
@@ -519,8 +714,11 @@ static void discard(so_file *f)
     }
     reg_remove_locked(f);
     pthread_mutex_unlock(&reg_mu);
+    close_fd(f);
     if (kept)
         ge_note("%s: partial output kept as %s", f->final, f->partial);
+    else if (e && f->anon)
+        ge_err(f->final, "cannot keep partial output as %s: %s", f->partial, strerror(e));
     else if (e)
         ge_err(f->final, "cannot keep partial output as %s: %s; it is in %s",
                f->partial, strerror(e), f->tmp);
@@ -568,7 +766,8 @@ int so_commit(so_file **pf)
     /* fsync is meaningless (EINVAL) on devices and pipes. */
     if (!f->err && !f->direct && fsync(f->fd) != 0)
         f->err = errno;
-    close_fd(f);
+    if (!f->anon)
+        close_fd(f);
     if (f->err) {
         report_error(f);
         discard(f);
@@ -586,13 +785,21 @@ int so_commit(so_file **pf)
     /* Under the registry lock, so the signal thread either sees the temp
      * file or sees it committed, never a half-done cleanup. */
     pthread_mutex_lock(&reg_mu);
-    rc = f->overwrite ? rename(f->tmp, f->final)
-                      : rename_noreplace(f->tmp, f->final);
+    if (f->anon)
+        rc = f->overwrite ? link_over(f, f->final)
+                          : linkat(AT_FDCWD, f->fdpath, AT_FDCWD, f->final, AT_SYMLINK_FOLLOW);
+    else
+        rc = f->overwrite ? rename(f->tmp, f->final)
+                          : rename_noreplace(f->tmp, f->final);
     e = errno;
     if (rc == 0)
         reg_remove_locked(f);
     pthread_mutex_unlock(&reg_mu);
     if (rc == 0) {
+        /* An unnamed file closes once named; fsync has already reported
+         * what the writes did (O_TMPFILE filesystems are local ones,
+         * whose close has nothing more to say). */
+        close_fd(f);
         so_free(f);
         return 0;
     }
@@ -640,7 +847,9 @@ static void remove_registered_temps(void)
     so_file *f;
     pthread_mutex_lock(&reg_mu);
     for (f = reg_head; f; f = f->next) {
-        if (!f->tmp)
+        if (f->anon && f->keep_partial)
+            link_over(f, f->partial);
+        if (f->anon || !f->tmp)
             continue;
         if (f->keep_partial)
             rename(f->tmp, f->partial);
@@ -670,10 +879,45 @@ static void *sig_thread(void *arg)
     return NULL;
 }
 
+/* Every signal whose default action ends the process (signal(7)), but for
+ * the ones a fault raises in the thread that caused it (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP: no other thread can wait for
+ * them) and SIGPIPE/SIGXFSZ (ignored: the write reports the error); the
+ * real-time signals are added by number. */
+static const int term_sigs[] = {
+    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+    SIGPROF, SIGXCPU, SIGIO, SIGPWR, SIGSTKFLT,
+};
+
+/* A signal the parent left ignored stays ignored (a shell's `gpuedge &`
+ * ignores SIGINT and SIGQUIT, nohup SIGHUP): it is not waited for. */
+static void add_term_sig(int sig)
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_IGN)
+        return;
+    sigaddset(&sig_set, sig);
+}
+
+const char *sig_name(int sig)
+{
+    static char buf[32];
+    const char *abbrev = sig < SIGRTMIN || sig > SIGRTMAX ? sigabbrev_np(sig) : NULL;
+    if (abbrev)
+        snprintf(buf, sizeof buf, "SIG%s", abbrev);
+    else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        snprintf(buf, sizeof buf, "SIGRTMIN+%d", sig - SIGRTMIN);
+    else
+        snprintf(buf, sizeof buf, "signal %d", sig);
+    return buf;
+}
+
 int sig_init(void)
 {
     static int started;
     struct sigaction sa;
+    int i;
     sigset_t old;
     pthread_attr_t attr;
     pthread_t tid;
@@ -691,8 +935,10 @@ int sig_init(void)
     sigaction(SIGXFSZ, &sa, NULL); /* EFBIG from write instead */
 
     sigemptyset(&sig_set);
-    sigaddset(&sig_set, SIGINT);
-    sigaddset(&sig_set, SIGTERM);
+    for (i = 0; i < (int)(sizeof term_sigs / sizeof term_sigs[0]); i++)
+        add_term_sig(term_sigs[i]);
+    for (i = SIGRTMIN; i <= SIGRTMAX; i++)
+        add_term_sig(i);
     /* Every thread created from now on inherits the mask, so only the
      * sigwait thread ever takes these signals. */
     if (pthread_sigmask(SIG_BLOCK, &sig_set, &old) != 0)

@@ -1,18 +1,22 @@
 /*
  * safeout.h — never lose data (DESIGN.md §6).
  *
- * An output is written to a temporary file beside its final name
- * (mkstemp, fchmod 0666 & ~umask), through checked writes, fsync'ed and
- * renamed into place with renameat2(RENAME_NOREPLACE) unless overwriting
- * is allowed.  On failure or interruption the temp file is removed, or
- * kept as NAME.partial.EXT with --keep-partial.  A non-regular output
+ * An output is written to an unnamed temporary file in its directory
+ * (O_TMPFILE; where the filesystem has none, a named one beside its final
+ * name: mkstemp, fchmod 0666 & ~umask), through checked writes, fsync'ed
+ * and linked or renamed into place, never over an existing file unless
+ * overwriting is allowed.  On failure or interruption the temp file is
+ * removed, or kept as NAME.partial.EXT with --keep-partial.  A non-regular output
  * (/dev/null, a FIFO, "-" = stdout) is written directly.
  *
  * Signals: sig_init() must run first in main, before CUDA or libav can
- * start threads: it blocks SIGINT/SIGTERM in every thread, ignores SIGPIPE
- * and SIGXFSZ, and starts one thread that sigwait()s and raises the stop
- * flag.  Work polls sig_stop (or sig_stopped()) and unwinds; every open
- * so_file is registered so it is cleaned up even on an error path.
+ * start threads: it blocks every signal whose default is to terminate
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM ..., but not the
+ * fault signals, and not one inherited as ignored) in every thread,
+ * ignores SIGPIPE and SIGXFSZ, and starts one thread that sigwait()s and
+ * raises the stop flag.  Work polls sig_stop (or sig_stopped()) and
+ * unwinds; every open so_file is registered so it is cleaned up even on
+ * an error path.
  */
 #ifndef GPUEDGE_SAFEOUT_H
 #define GPUEDGE_SAFEOUT_H
@@ -57,6 +61,9 @@ void so_writeback(so_file *f, off_t upto);
 off_t so_writeback_started(const so_file *f);
 /* Marks the file failed with errno-style `err` (e.g. a muxer error). */
 void so_fail(so_file *f, int err);
+/* The same, when the caller has printed the one line the failure gets:
+ * nothing more is said about it. */
+void so_fail_reported(so_file *f, int err);
 
 /* Flushes, fsyncs, closes and renames into place.  Returns 0, or -1 with
  * the message printed and the temp file removed (or kept as .partial). */
@@ -64,6 +71,11 @@ int so_commit(so_file **f);
 /* Abandons the output: temp removed (or kept as .partial).  NULL-safe,
  * sets *f to NULL; safe to call twice. */
 void so_abort(so_file **f);
+
+/* 1 (the default): unnamed temp files where the filesystem has O_TMPFILE;
+ * 0: always named ones, as on a filesystem without (for tests of that
+ * path).  Set before any so_open. */
+void so_use_tmpfile(int on);
 
 /* Is `path` the same file as any input?  1 yes, 0 no (missing output). */
 int so_same_file(const char *path, const char *const *inputs, int ninputs);
@@ -74,5 +86,7 @@ extern volatile int sig_stop; /* 0, or the signal number that arrived */
 static inline int sig_stopped(void) { return sig_stop; }
 /* Exit status for an interruption: 128 + signal (130 SIGINT, 143 SIGTERM). */
 int sig_exit_status(void);
+/* "SIGHUP", "SIGRTMIN+2" (static buffer: one caller at a time). */
+const char *sig_name(int sig);
 
 #endif

@@ -24,6 +24,23 @@ printf 'P5\n60000 60000\n255\nabc' >huge.pgm
 fails "absurd dimensions (60000x60000 header)" 1 'huge\.pgm: cannot read image: .+' $G huge.pgm out.png
 printf 'P5\n16000 16000\n255\nabc' >claims.pgm
 fails "256 MP header, 3 bytes of pixels" 1 'claims\.pgm: cannot read image: .+' $G claims.pgm out.png
+# stb's formats: cut after the header, or a bare header claiming 20000x20000
+# (test_image_cut checks that no image of that size is allocated)
+ge $G in.png edges.bmp
+ge $G in.png edges.tga
+for f in edges.bmp edges.tga; do
+    n=$(wc -c <"$f")
+    head -c $((n / 2)) "$f" >"cut_$f"
+    fails "$f cut in half" 1 "cut_$f: cannot read image: file is truncated" $G "cut_$f" out.png
+done
+rm -f edges.bmp edges.tga cut_edges.bmp cut_edges.tga
+printf '\000\000\002\000\000\000\000\000\000\000\000\000\040\116\040\116\030\000' >bomb.tga
+printf 'BM\066\000\000\000\000\000\000\000\066\000\000\000\050\000\000\000\040\116\000\000\040\116\000\000\001\000\030\000' >bomb.bmp
+head -c 24 /dev/zero >>bomb.bmp
+for f in bomb.tga bomb.bmp; do
+    fails "$f: a header claiming 20000x20000, no pixels" 1 "$f: cannot read image: file is truncated" \
+        $G "$f" out.png
+done
 mkdir adir
 fails "a directory as INPUT" 1 'adir: cannot read image: .+' $G adir out.png
 if is_root; then

@@ -286,6 +286,12 @@ fi
 # ---------------------------------------------------------------------------
 # Outputs: .tiff and .webp, lossless, read back by Pillow
 
+# one failure, one line: a map wider than WebP allows
+{ printf 'P5\n17000 20\n255\n' && head -c 340000 /dev/zero; } >wide.pgm
+fails "WebP wider than 16383" 1 "wide\.webp: cannot write WebP: 17000x20 is larger than WebP's" \
+    $G wide.pgm wide.webp
+rm -f wide.pgm
+
 ge $G "$SAMPLES/photo.png" ref.pgm
 for e in tif tiff webp TIFF; do
     ge $G "$SAMPLES/photo.png" "photo.$e"

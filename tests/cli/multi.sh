@@ -181,10 +181,11 @@ GPUEDGE_CPU_ENGINES=2 GPUEDGE_FAIL_ENGINE=0 ge $G -o vout vin
 ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=400x300:rate=25" -frames:v 1500 \
     -pix_fmt yuv420p vin/long.mp4 </dev/null || not_ok "making vin/long.mp4"
 rm -rf sig
-GPUEDGE_CPU_ENGINES=2 "$GPUEDGE" $G -o sig vin >"$OUT" 2>"$ERR" &
+GPUEDGE_CPU_ENGINES=2 env --default-signal=INT "$GPUEDGE" $G -o sig vin >"$OUT" 2>"$ERR" &
 BGPID=$!
 i=0
-while [ $i -lt 400 ] && ! ls sig/.long.mkv.*.tmp >/dev/null 2>&1; do
+while [ $i -lt 400 ] && ! ls sig/.long.mkv.*.tmp >/dev/null 2>&1 &&
+    ! ls -l "/proc/$BGPID/fd" 2>/dev/null | grep -q "/sig/#[0-9]* (deleted)\$"; do
     sleep 0.05
     i=$((i + 1))
 done

@@ -69,7 +69,8 @@ BGPID=$!
 killed=
 i=0
 while [ $i -lt 400 ]; do
-    if ls out/.long.mkv.*.tmp >/dev/null 2>&1; then
+    if ls out/.long.mkv.*.tmp >/dev/null 2>&1 ||
+        ls -l /proc/[0-9]*/fd 2>/dev/null | grep -qF "$(pwd -P)/out/#"; then
         # our own gpuedge: the one whose arguments name in/long.mp4
         for f in $(grep -lsxz 'in/long.mp4' /proc/[0-9]*/cmdline); do
             p=${f#/proc/}

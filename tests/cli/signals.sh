@@ -1,7 +1,14 @@
 #!/bin/sh
-# SIGINT / SIGTERM during a large image (DESIGN.md §6): exit 130 / 143, one line,
-# no output under the final name, no temp file; --keep-partial keeps
-# NAME.partial.EXT instead.
+# Signals during a large image (DESIGN.md §6): SIGINT, SIGTERM and every other
+# signal whose default is to terminate (SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, a
+# real-time one) exit 128 + N with one line, no output under the final name,
+# no temp file; --keep-partial keeps NAME.partial.EXT instead.  A signal the
+# parent left ignored stays ignored.  SIGKILL leaves nothing where the
+# filesystem has O_TMPFILE; a temp file an earlier run left is named.
+#
+# A non-interactive shell starts `cmd &` with SIGINT and SIGQUIT ignored, and
+# gpuedge keeps what it inherits: the runs that get those signals start under
+# env --default-signal.
 #
 # Timing without guesswork: gpuedge blocks SIGINT and SIGTERM in sig_init()
 # before anything else, so the test waits until /proc/PID/status shows them
@@ -23,6 +30,11 @@ fi
 # 4000x4000: encoding its noisy edge map as PNG takes ~1 s (the temp file
 # exists all that time).
 { printf 'P5\n4000 4000\n255\n' && head -c 16000000 /dev/urandom; } >mid.pgm
+
+if ! env --default-signal=INT true 2>/dev/null; then
+    skip "signals: env has no --default-signal (coreutils 8.31) to undo the shell's SIG_IGN"
+    finish
+fi
 
 alive() { our_child_alive "$1"; }
 
@@ -51,8 +63,13 @@ wait_for() {
     return 1
 }
 
+# Is the output being written: a named temp file, or the background
+# gpuedge holding an unnamed one (O_TMPFILE: "DIR/#INODE (deleted)")?
 temp_exists() {
-    [ -n "$(find . -maxdepth 1 -name '.out.png.*.tmp' -print)" ]
+    [ -n "$(find . -maxdepth 1 -name '.out.png.*.tmp' -print)" ] || anon_open
+}
+anon_open() {
+    ls -l "/proc/$BGPID/fd" 2>/dev/null | grep -q "/#[0-9]* (deleted)\$"
 }
 
 # stop SIGNAL: sends it to the background gpuedge, waits (at most 60 s) and
@@ -76,7 +93,7 @@ stop() {
 }
 
 start() {
-    "$GPUEDGE" "$@" >"$OUT" 2>"$ERR" &
+    env --default-signal=INT,QUIT "$GPUEDGE" "$@" >"$OUT" 2>"$ERR" &
     BGPID=$!
 }
 
@@ -139,6 +156,82 @@ run_case "SIGTERM while writing" TERM 143 'interrupted by SIGTERM' temp - \
     -- $CPU mid.pgm out.png
 run_case "SIGINT while writing, --keep-partial" INT 130 '^gpuedge: interrupted by SIGINT' temp partial \
     -- $CPU --keep-partial mid.pgm out.png
+# 35: SIGRTMIN+1 under glibc (which keeps 32 and 33 for itself)
+for s in HUP:129:HUP QUIT:131:QUIT USR1:138:USR1 USR2:140:USR2 ALRM:142:ALRM 35:163:RTMIN+1; do
+    sig=${s%%:*} rc=${s#*:} name=${s##*:}
+    rc=${rc%:*}
+    run_case "SIG$name while computing" "$sig" "$rc" "interrupted by SIG${name%+1}" ready - \
+        -- $CPU --sigma 16 big.pgm out.png
+done
+run_case "SIGHUP while writing" HUP 129 'interrupted by SIGHUP' temp - \
+    -- $CPU mid.pgm out.png
+run_case "SIGUSR1 while writing, --keep-partial" USR1 138 '^gpuedge: interrupted by SIGUSR1' temp partial \
+    -- $CPU --keep-partial mid.pgm out.png
+
+# --hist's file is an output like the others
+start $CPU --sigma 16 --hist h.csv big.pgm out.png
+if wait_for 600 sigs_blocked "$BGPID" && sleep 0.3 && alive "$BGPID"; then
+    stop HUP
+    [ "$RC" -eq 129 ] && [ ! -e h.csv ] && [ ! -e out.png ] && no_stray_files "$W" &&
+        ok "SIGHUP with --hist: exit 129, no CSV, no temp file" ||
+        { not_ok "SIGHUP with --hist: exit $RC; $(ls -A)"; show_err; }
+else
+    not_ok "SIGHUP with --hist: gpuedge never got ready"
+    stop KILL
+fi
+rm -f h.csv out.png
+
+# Inherited SIG_IGN stays: SIGHUP under env --ignore-signal (nohup's way) does
+# nothing; SIGTERM still stops it.
+env --default-signal=INT,QUIT --ignore-signal=HUP "$GPUEDGE" $CPU --sigma 16 big.pgm out.png >"$OUT" 2>"$ERR" &
+BGPID=$!
+if wait_for 600 sigs_blocked "$BGPID"; then
+    sleep 0.3
+    kill -HUP "$BGPID"
+    sleep 0.5
+    if alive "$BGPID"; then
+        stop TERM
+        [ "$RC" -eq 143 ] && ok "inherited SIG_IGN for SIGHUP: still running after it, SIGTERM then 143" ||
+            not_ok "inherited SIG_IGN: exit $RC after SIGTERM"
+    else
+        wait "$BGPID"
+        not_ok "inherited SIG_IGN for SIGHUP: gpuedge exited $? on SIGHUP"
+        BGPID=
+    fi
+else
+    not_ok "inherited SIG_IGN: gpuedge never got ready"
+    stop KILL
+fi
+rm -f out.png
+
+# SIGKILL: nothing to clean up where the temp file has no name (O_TMPFILE)
+start $CPU mid.pgm out.png
+if wait_for 600 temp_exists; then
+    if anon_open; then
+        stop KILL
+        [ ! -e out.png ] && no_stray_files "$W" && ok "SIGKILL while writing: nothing left (O_TMPFILE)" ||
+            not_ok "SIGKILL while writing: $(ls -A)"
+    else
+        stop KILL
+        skip "SIGKILL while writing: no O_TMPFILE on this filesystem ($(stat -f -c %T . 2>/dev/null)): a named temp file"
+    fi
+else
+    not_ok "SIGKILL case: no temp file appeared"
+    stop KILL
+fi
+# What a killed run leaves where O_TMPFILE is missing is named by the next one
+find . -maxdepth 1 -name '.out.png.*.tmp' -exec rm -f {} +
+rm -f out.png
+: >.out.png.Zq3xW9.tmp
+ge $CPU --sigma 0 mid.pgm out.png
+if [ "$RC" -eq 0 ] && [ "$(nlines "$ERR")" -eq 1 ] &&
+    grep -q '^gpuedge: \.out\.png\.Zq3xW9\.tmp: temp file of an interrupted run (remove it)$' "$ERR"; then
+    ok "a stale temp file is named in one line"
+else
+    not_ok "stale temp file: exit $RC"
+    show_err
+fi
+rm -f out.png .out.png.Zq3xW9.tmp
 
 # A second signal means "now": the signal thread removes the temp files and
 # exits at once with 128 + signal.

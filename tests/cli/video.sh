@@ -432,11 +432,15 @@ fi
 mk -f lavfi -i testsrc2=size=1280x720:rate=25:duration=12 -c:v libx264 -preset ultrafast \
     -pix_fmt yuv420p long.mp4 || { not_ok "cannot make long.mp4"; finish; }
 
-temp_exists() { [ -n "$(find so -maxdepth 1 -name '.l.mkv.*.tmp' -print)" ]; }
+temp_exists() { # a named temp file, or an unnamed one (O_TMPFILE) open
+    [ -n "$(find so -maxdepth 1 -name '.l.mkv.*.tmp' -print)" ] ||
+        ls -l "/proc/$BGPID/fd" 2>/dev/null | grep -q "/so/#[0-9]* (deleted)\$"
+}
 # interrupt NAME SIGNAL RC [partial]
 interrupt() {
     rm -rf so && mkdir so
-    "$GPUEDGE" --backend=cpu --threads 1 --sigma 8 $4 long.mp4 so/l.mkv >"$OUT" 2>"$ERR" &
+    env --default-signal=INT "$GPUEDGE" --backend=cpu --threads 1 --sigma 8 $4 long.mp4 so/l.mkv \
+        >"$OUT" 2>"$ERR" &
     BGPID=$!
     n=1200
     while ! temp_exists && our_child_alive "$BGPID" && [ "$n" -gt 0 ]; do

@@ -126,6 +126,28 @@ if command -v jpegtran >/dev/null 2>&1 && [ -f "$out/image/base.jpg" ]; then
     jpegtran -restart 1B -outfile "$out/image/restart.jpg" "$out/image/base.jpg"
 fi
 
+# Cut files of stb's formats (header only, half, all but the last bytes)
+# and bare headers claiming 20000x20000 (10000x10000 for GIF and HDR): what
+# image_in_stb.c refuses before stb allocates or after it runs off the end
+for f in rgb.bmp pal8.bmp bilevel.bmp rgb.tga rle.tga rgba_rle.tga still.gif anim.gif \
+    raw.psd rle.psd flat.hdr rle.hdr tiny.pic; do
+    [ -f "$out/image/$f" ] || continue
+    n=$(wc -c <"$out/image/$f")
+    for k in 18 $((n / 2)) $((n * 99 / 100)); do
+        [ "$k" -lt "$n" ] && head -c "$k" "$out/image/$f" >"$out/image/cut${k}_$f"
+    done
+done
+printf '\000\000\002\000\000\000\000\000\000\000\000\000\040\116\040\116\030\000' >"$out/image/bomb.tga"
+printf '\000\000\012\000\000\000\000\000\000\000\000\000\040\116\040\116\030\000' >"$out/image/bomb_rle.tga"
+{ printf 'BM\066\000\000\000\000\000\000\000\066\000\000\000\050\000\000\000'
+  printf '\040\116\000\000\040\116\000\000\001\000\030\000'; head -c 24 /dev/zero; } >"$out/image/bomb.bmp"
+printf 'GIF89a\020\047\020\047\000\000\000,\000\000\000\000\020\047\020\047\000\010' >"$out/image/bomb.gif"
+{ printf '8BPS\000\001\000\000\000\000\000\000\000\003\000\000\116\040\000\000\116\040'
+  printf '\000\010\000\003'; head -c 14 /dev/zero; } >"$out/image/bomb.psd"
+printf '#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 10000 +X 10000\n' >"$out/image/bomb.hdr"
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR\000\000\116\040\000\000\116\040\010\002\000\000\000\000\000\000\000\000\000\000\000IEND\000\000\000\000' \
+    >"$out/image/bomb.png"
+
 # ---------------------------------------------------------------------------
 # Images for libavcodec's decoders (src/io/image_av.c): tiny files of each
 if "$PYTHON" -c 'import PIL' 2>/dev/null; then

@@ -84,6 +84,13 @@ static const struct {
     { "image-gif-huge-alloc.gif", "image too large (17993x14136)" },
     /* CVE-2023-43898, stb#1452: failed PIC decode -> NULL dereference */
     { "image-pic-null-convert.pic", "cannot read image: " },
+    /* PIC through stb's callbacks: zeros past the end kept its decoder
+     * from ever seeing the end of the file (a hang) */
+    { "image-pic-callback-eof-hang.pic", "cannot read image: " },
+    /* an ancillary chunk longer than 2^31 before an empty IDAT: stb's
+     * callbacks skip only to the end of their buffer, then read that IDAT
+     * into no buffer (UBSan: memcpy to NULL) */
+    { "image-png-chunk-past-end.png", "file is truncated" },
     /* image_av: a 17-byte DPX header read at offset 16..19 before the
      * length was checked (heap overflow) */
     { "image-dpx-short-header.dpx", "file is truncated" },

@@ -2,7 +2,10 @@
  * test_safeout.c — DESIGN.md §6 "never lose data": temp + rename, no-replace,
  * -y, abort, --keep-partial, same-file refusal, direct outputs (/dev/null,
  * /dev/full, FIFO, stdout), recorded write errors, and the signal thread.
- * Works in a mkdtemp directory under /tmp and removes it.
+ * Most tests run on named temp files (so_use_tmpfile(0), what a filesystem
+ * without O_TMPFILE gets); test_tmpfile runs the unnamed ones' commit paths
+ * where /tmp has O_TMPFILE.  Works in a mkdtemp directory under /tmp and
+ * removes it.
  */
 #include "check.h"
 #include "safeout.h"
@@ -15,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +116,22 @@ static int open_close(const char *p, const so_opts *o, const char *data)
     return so_commit(&f);
 }
 
+/* Someone else creates p between so_open and so_commit: *rc is the
+ * commit's, and what it printed is returned. */
+static const char *commit_raced(const char *p, const so_opts *o, int *rc)
+{
+    so_file *f = NULL;
+    if (so_open(&f, p, o, NULL, 0) != 0) {
+        *rc = -2;
+        return "";
+    }
+    write_file(p, "theirs");
+    so_write(f, "mine", 4);
+    check_capture_start();
+    *rc = so_commit(&f);
+    return check_capture_end();
+}
+
 // ---------------------------------------------------------------------------
 // Tests
 
@@ -182,12 +203,7 @@ static void test_exists(void)
     /* Someone else creates the final while we work: no-replace rename. */
     clear_dir();
     path_in(p, sizeof p, "race.png");
-    rc = so_open(&f, p, &o, NULL, 0);
-    write_file(p, "theirs");
-    so_write(f, "mine", 4);
-    check_capture_start();
-    rc = so_commit(&f);
-    msg = check_capture_end();
+    msg = commit_raced(p, &o, &rc);
     CHECK(rc == -1 && read_file(p, got, sizeof got) > 0 &&
               !strcmp(got, "theirs"),
           "commit never replaces a file that appeared meanwhile",
@@ -554,38 +570,49 @@ static void test_epipe(void)
           rc, msg);
 }
 
-/* Second signal: temp files removed, immediate exit 128+sig.  Runs in a
- * child before the parent's sig_init (a forked child has one thread). */
-static void test_second_signal(void)
+/* In a child (one thread, before the parent's sig_init): sig_init, an
+ * output p written, then `sig` twice.  The first must only raise sig_stop
+ * (exit 51 otherwise), the second exit 128+sig at once; returns the
+ * child's wait status. */
+static int signalled_twice(const char *p, const so_opts *o, int sig)
 {
-    char p[256];
     pid_t pid;
     int status = 0;
 
-    clear_dir();
-    path_in(p, sizeof p, "sig.png");
     fflush(stdout);
     pid = fork();
     if (pid == 0) {
         so_file *f = NULL;
-        so_opts o = { 0, 0 };
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         int i;
-        if (sig_init() != 0 || so_open(&f, p, &o, NULL, 0) != 0)
+        if (sig_init() != 0 || so_open(&f, p, o, NULL, 0) != 0)
             _exit(50);
         so_write(f, "data", 4);
         so_fd(f);
-        kill(getpid(), SIGTERM);
+        kill(getpid(), sig);
         for (i = 0; i < 200 && !sig_stopped(); i++)
             nanosleep(&ts, NULL);
-        if (sig_stop != SIGTERM || sig_exit_status() != 143)
+        if (sig_stop != sig || sig_exit_status() != 128 + sig)
             _exit(51);
-        kill(getpid(), SIGTERM);
+        kill(getpid(), sig);
         for (i = 0; i < 200; i++)
             nanosleep(&ts, NULL);
         _exit(52);
     }
     waitpid(pid, &status, 0);
+    return status;
+}
+
+/* Second signal: temp files removed, immediate exit 128+sig. */
+static void test_second_signal(void)
+{
+    char p[256];
+    so_opts o = { 0, 0 };
+    int status;
+
+    clear_dir();
+    path_in(p, sizeof p, "sig.png");
+    status = signalled_twice(p, &o, SIGTERM);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 143,
           "first signal sets sig_stop, second exits 143",
           "status 0x%x", status);
@@ -696,6 +723,182 @@ static void test_long_names(void)
     clear_dir();
 }
 
+// ---------------------------------------------------------------------------
+// Unnamed temp files (O_TMPFILE)
+
+static void test_tmpfile(mode_t um)
+{
+    char p[256], q[256], got[64];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 }, y = { 1, 0 }, k = { 0, 1 };
+    const char *msg;
+    struct stat st;
+    pid_t pid;
+    int fd, rc, n, status = 0;
+
+    fd = open(dir, O_TMPFILE | O_WRONLY, 0600);
+    if (fd < 0) {
+        SKIP("O_TMPFILE outputs", strerror(errno));
+        return;
+    }
+    close(fd);
+    so_use_tmpfile(1);
+
+    clear_dir();
+    path_in(p, sizeof p, "out.png");
+    rc = so_open(&f, p, &o, NULL, 0);
+    n = count_entries(dir, NULL, 0);
+    CHECK(rc == 0 && n == 0 && !strncmp(so_path(f), "/proc/self/fd/", 14),
+          "O_TMPFILE: no name while writing, so_path is /proc/self/fd/N",
+          "rc=%d entries=%d '%s'", rc, n, f ? so_path(f) : "");
+    so_write(f, "hello", 5);
+    rc = so_commit(&f);
+    CHECK(rc == 0 && read_file(p, got, sizeof got) == 5 && !strcmp(got, "hello") &&
+              stat(p, &st) == 0 && (st.st_mode & 0777) == (0666 & ~um) &&
+              count_entries(dir, NULL, 0) == 1,
+          "O_TMPFILE: linked into place with mode 0666 & ~umask", "rc=%d '%s' mode %o",
+          rc, got, (unsigned)(st.st_mode & 0777));
+
+    /* no-replace: a file appearing under the name meanwhile is kept */
+    path_in(q, sizeof q, "race.png");
+    msg = commit_raced(q, &o, &rc);
+    CHECK(rc == -1 && strstr(msg, "race.png: output exists (use -y to overwrite)") &&
+              read_file(q, got, sizeof got) == 6 && !strcmp(got, "theirs") &&
+              count_entries(dir, NULL, 0) == 2,
+          "O_TMPFILE: linkat never replaces (EEXIST: output exists)", "rc=%d '%s' '%s'", rc,
+          msg, got);
+
+    /* -y: replaced through a temp name, none left */
+    rc = so_open(&f, p, &y, NULL, 0);
+    so_write(f, "new", 3);
+    n = count_entries(dir, NULL, 0);
+    rc = so_commit(&f) || rc;
+    CHECK(rc == 0 && n == 2 && read_file(p, got, sizeof got) == 3 && !strcmp(got, "new") &&
+              count_entries(dir, NULL, 0) == 2,
+          "O_TMPFILE, -y: replaced, no temp name left", "rc=%d entries %d '%s'", rc, n, got);
+
+    /* --keep-partial: linked as NAME.partial.EXT, an older one replaced */
+    clear_dir();
+    path_in(q, sizeof q, "k.partial.png");
+    write_file(q, "older");
+    path_in(p, sizeof p, "k.png");
+    rc = so_open(&f, p, &k, NULL, 0);
+    so_write(f, "part", 4);
+    check_capture_start();
+    so_abort(&f);
+    msg = check_capture_end();
+    CHECK(rc == 0 && read_file(q, got, sizeof got) == 4 && !strcmp(got, "part") &&
+              count_entries(dir, NULL, 0) == 1 && strstr(msg, "partial output kept as"),
+          "O_TMPFILE, --keep-partial: NAME.partial.EXT linked over the older one",
+          "rc=%d '%s' '%s'", rc, got, msg);
+
+    /* SIGKILL: nothing to clean up */
+    clear_dir();
+    path_in(p, sizeof p, "killed.png");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        if (so_open(&f, p, &o, NULL, 0) != 0)
+            _exit(50);
+        so_write(f, "data", 4);
+        so_fd(f);
+        kill(getpid(), SIGKILL);
+        _exit(51);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && count_entries(dir, NULL, 0) == 0,
+          "O_TMPFILE: SIGKILL while writing leaves nothing", "status 0x%x, %d entries", status,
+          count_entries(dir, NULL, 0));
+
+    /* a second SIGHUP exits at once, the partial linked */
+    path_in(p, sizeof p, "hup.png");
+    path_in(q, sizeof q, "hup.partial.png");
+    status = signalled_twice(p, &k, SIGHUP);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 129 &&
+              read_file(q, got, sizeof got) == 4 && count_entries(dir, NULL, 0) == 1,
+          "O_TMPFILE, --keep-partial: second SIGHUP exits 129 with the partial linked",
+          "status 0x%x, %d entries", status, count_entries(dir, NULL, 0));
+    clear_dir();
+    so_use_tmpfile(0);
+}
+
+/* A named temp file no one holds is named once, one line; one a live
+ * writer holds (flock) is not. */
+static void test_stale(void)
+{
+    char sub[128], p[256], q[256];
+    so_file *f = NULL;
+    so_opts o = { 0, 0 };
+    const char *msg;
+    int live, rc;
+
+    clear_dir();
+    path_in(sub, sizeof sub, "stale");
+    mkdir(sub, 0700);
+    snprintf(p, sizeof p, "%s/.out.png.Ab12Cd.tmp", sub);
+    write_file(p, "old");
+    snprintf(q, sizeof q, "%s/.out.png.Zz99Yy.tmp", sub);
+    write_file(q, "live");
+    live = open(q, O_RDONLY);
+    flock(live, LOCK_EX);
+    snprintf(p, sizeof p, "%s/out.png", sub);
+    check_capture_start();
+    rc = so_open(&f, p, &o, NULL, 0);
+    msg = check_capture_end();
+    CHECK(rc == 0 && strstr(msg, "stale/.out.png.Ab12Cd.tmp: temp file of an interrupted run") &&
+              !strstr(msg, "Zz99Yy") && strchr(msg, '\n') == msg + strlen(msg) - 1,
+          "a stale temp file is named in one line, a locked one is not", "'%s'", msg);
+    so_abort(&f);
+    snprintf(p, sizeof p, "%s/other.png", sub);
+    check_capture_start();
+    rc = so_open(&f, p, &o, NULL, 0);
+    msg = check_capture_end();
+    CHECK(rc == 0 && !*msg, "named once a directory", "'%s'", msg);
+    so_abort(&f);
+    close(live);
+    clear_dir();
+}
+
+/* Every terminating signal stops the work; one the parent ignored stays
+ * ignored.  In a child, before the parent's sig_init. */
+static void test_signal_set(void)
+{
+    pid_t pid;
+    int status = 0;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        sigset_t blocked;
+        int i;
+        signal(SIGHUP, SIG_IGN);
+        if (sig_init() != 0)
+            _exit(50);
+        pthread_sigmask(SIG_BLOCK, NULL, &blocked);
+        if (sigismember(&blocked, SIGHUP) || !sigismember(&blocked, SIGQUIT) ||
+            !sigismember(&blocked, SIGUSR1) || !sigismember(&blocked, SIGALRM) ||
+            !sigismember(&blocked, SIGRTMIN + 1))
+            _exit(51);
+        kill(getpid(), SIGHUP);
+        nanosleep(&ts, NULL);
+        if (sig_stopped())
+            _exit(52);
+        kill(getpid(), SIGUSR2);
+        for (i = 0; i < 200 && !sig_stopped(); i++)
+            nanosleep(&ts, NULL);
+        if (sig_stop != SIGUSR2 || sig_exit_status() != 140 ||
+            strcmp(sig_name(SIGUSR2), "SIGUSR2") || strcmp(sig_name(SIGRTMIN + 2), "SIGRTMIN+2"))
+            _exit(53);
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "SIGQUIT/USR1/ALRM/RTMIN+1 waited for, inherited SIG_IGN SIGHUP stays ignored, "
+          "SIGUSR2 exits 140", "child status 0x%x (50 init, 51 mask, 52 SIGHUP, 53 SIGUSR2)",
+          status);
+}
+
 int main(void)
 {
     mode_t um;
@@ -708,6 +911,10 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
+    so_use_tmpfile(0);
+    test_signal_set();
+    test_tmpfile(um);
+    test_stale();
     test_second_signal();
     test_commit(um);
     test_exists();
