@@ -276,7 +276,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     }
 
     if (!(fr = av_frame_alloc())) {
-        ge_err(name, "cannot read image: %s: out of memory", kinds[k].name);
+        ge_err(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         return -1;
     }
     if (decode_frame(k, d, n, &st, fr, &err)) {
@@ -312,7 +312,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     bytes = (size_t)fr->width * (size_t)fr->height * (size_t)ch * (size_t)bps;
     img->pixels = malloc(bytes + (path == P_SWS ? IMGAV_SWS_SLACK : 0));
     if (!img->pixels) {
-        ge_err(name, "cannot read image: %s: out of memory", kinds[k].name);
+        ge_err(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         goto end;
     }
     ch = imgav_convert(fr, desc, path, ch, bps, img->pixels, &why);
