@@ -170,7 +170,7 @@ gputests)
     [ -s "$C/nvseg/frames.txt" ] || sh tests/gpu/test_nvseg_clips.sh "$C/nvseg"
     [ -n "$(ls "$C/nvclips" 2>/dev/null)" ] || sh tests/gpu/test_nvdec_clips.sh "$C/nvclips"
     # shellcheck disable=SC2086
-    programs_payload "$d" "$GPUEDGE" "$MAIN/tests/bin/test_nvsurf" ${GPUTEST_PROGS:-}
+    programs_payload "$d" "$GPUEDGE" "${TESTBIN:-$MAIN/tests/bin}/test_nvsurf" ${GPUTEST_PROGS:-}
     # test_nvdec.sh's 1080p timing clip (7.7 MB) does not fit beside the
     # rest: its timing rows skip (test_nvseg.sh times its own 1080p clip)
     cp -r "$C/nvseg" "$C/nvclips" "$d/"
