@@ -434,7 +434,7 @@ FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imga
                   src/io/safeout src/base/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 # the parser checks --codec and sequence names (venc_codecs, vid_seq)
-FUZZ_OBJS_cli   = src/cli/cli src/base/util src/io/venc_codecs src/io/vid_seq
+FUZZ_OBJS_cli   = src/cli/cli src/cli/options src/base/util src/io/venc_codecs src/io/vid_seq
 FUZZ_LIBS_cli   = $(PKG_LIBS)
 # vid_read reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
