@@ -388,7 +388,11 @@ install: $(PROG) lib
 	install -m 644 man/gpuedge.1 $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	    $(DESTDIR)$(PYTHONDIR)/gpuedge
-	install -m 644 include/gpuedge.h $(DESTDIR)$(INCLUDEDIR)/gpuedge.h
+	# the one definition of enum ge_border/ge_canny (src/base/ge_modes.h) goes
+	# into the installed header in place of its #include: that header stands alone
+	sed -e '/^#include "ge_modes.h"/{' -e 'r src/base/ge_modes.h' -e 'd' -e '}' \
+	    include/gpuedge.h >$(DESTDIR)$(INCLUDEDIR)/gpuedge.h
+	chmod 644 $(DESTDIR)$(INCLUDEDIR)/gpuedge.h
 	install -m 755 $(PUB_SO) $(DESTDIR)$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)
 	ln -sf libgpuedge.so.$(GE_SOVERSION) $(DESTDIR)$(LIBDIR)/libgpuedge.so
 	install -m 644 $(PUB_A) $(DESTDIR)$(LIBDIR)/libgpuedge.a

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hwdec.h"
 #include "png_out.h"
 #include "util.h"
 #include "venc.h"
@@ -34,6 +35,11 @@ static const cli_choice backends[] = {{"auto", CLI_BACKEND_AUTO}, {"gpu", CLI_BA
 static const cli_choice hwdecs[] = {{"auto", CLI_HWDEC_AUTO}, {"none", CLI_HWDEC_NONE},
                                     {"no", CLI_HWDEC_NONE}, {"nvdec", CLI_HWDEC_NVDEC},
                                     {"cuda", CLI_HWDEC_NVDEC}, {NULL, 0}};
+/* --hwdec's value goes to the video reader as it is */
+_Static_assert((int)CLI_HWDEC_NONE == VID_HWDEC_NONE &&
+                   (int)CLI_HWDEC_AUTO == VID_HWDEC_AUTO &&
+                   (int)CLI_HWDEC_NVDEC == VID_HWDEC_NVDEC,
+               "enum cli_hwdec is hwdec.h's VID_HWDEC_*");
 static const cli_choice jpeg_decoders[] = {{"turbo", CLI_JPEG_TURBO},
                                            {"libjpeg-turbo", CLI_JPEG_TURBO},
                                            {"nvjpeg", CLI_JPEG_NVJPEG}, {"stb", CLI_JPEG_STB},

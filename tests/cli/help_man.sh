@@ -170,17 +170,19 @@ fi
 # The Python binding's keyword names are the CLI's: the canonical names of
 # _BORDERS and _BACKENDS (the first name a value has) are the keywords
 # --help lists for --border and --backend, each value is the public
-# header's GE_BORDER_<NAME> / GE_BACKEND_<NAME>, every alias the binding
+# header's GE_BORDER_<NAME> / GE_BACKEND_<NAME> (ge_modes.h, gpuedge.h), every alias the binding
 # takes the CLI takes too, and _CANNY_ON/_CANNY_AUTO are GE_CANNY_ON/AUTO
 # (--help offers "--canny auto").  Read from the source: nothing imported.
 if [ -z "$PY" ]; then
     skip "Python binding's names: no python3"
 else
     "$PY" - "$T/help.txt" "$ROOT/python/gpuedge/__init__.py" "$ROOT/include/gpuedge.h" \
+        "$ROOT/src/base/ge_modes.h" \
         "$GPUEDGE" >"$T/pynames" 2>&1 <<'PYEOF'
 import ast, re, subprocess, sys
-help_text, py_src, header, prog = (open(sys.argv[1]).read(), open(sys.argv[2]).read(),
-                                   open(sys.argv[3]).read(), sys.argv[4])
+# the public header and the one it includes for enum ge_border/ge_canny
+help_text, py_src, prog = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[5]
+header = open(sys.argv[3]).read() + open(sys.argv[4]).read()
 want = {"_BORDERS", "_BACKENDS", "_CANNY_ON", "_CANNY_AUTO"}
 consts = {}
 for node in ast.parse(py_src).body:
