@@ -44,6 +44,17 @@ done <"$T/help.opts"
 [ -z "$unknown" ] && ok "the parser accepts every long option --help lists" ||
     not_ok "listed in --help but unknown to the parser:$unknown"
 
+# verdict RC FILE OK BAD: a Python check below passed when it exited 0 and
+# its last line says it checked something (OK's %s: that line).
+verdict() {
+    if [ "$1" -eq 0 ] && grep -q '^checked [1-9]' "$2"; then
+        # shellcheck disable=SC2059
+        ok "$(printf "$3" "$(tail -n 1 "$2")")"
+    else
+        not_ok "$4: $(head -n 3 "$2" | tr '\n' ' ')"
+    fi
+}
+
 # Defaults agree: every "[DEFAULT]" --help states for an option is stated by
 # the man page's entry for it, in a sentence that says "default"; every
 # "Default V." of a man entry is the default --help states; docs/cli.md
@@ -159,12 +170,8 @@ for row in page.split("\n"):
 print("checked %d help defaults" % len(helpdef))
 sys.exit(1 if bad else 0)
 PYEOF
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q '^checked [1-9]' "$T/defaults"; then
-        ok "defaults: $(tail -n 1 "$T/defaults"), each the man page's and docs/cli.md's"
-    else
-        not_ok "defaults differ between --help, the man page and docs/cli.md: $(head -n 3 "$T/defaults" | tr '\n' ' ')"
-    fi
+    verdict $? "$T/defaults" "defaults: %s, each the man page's and docs/cli.md's" \
+        "defaults differ between --help, the man page and docs/cli.md"
 fi
 
 # The Python binding's keyword names are the CLI's: the canonical names of
@@ -230,12 +237,8 @@ if not re.search(r"^\s+--canny auto\s", help_text, re.M):
 print("checked %d binding keywords" % checked)
 sys.exit(1 if bad else 0)
 PYEOF
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q '^checked [1-9]' "$T/pynames"; then
-        ok "Python binding: $(tail -n 1 "$T/pynames"), the CLI's names and gpuedge.h's values"
-    else
-        not_ok "Python binding's names differ from the CLI's or gpuedge.h's: $(head -n 3 "$T/pynames" | tr '\n' ' ')"
-    fi
+    verdict $? "$T/pynames" "Python binding: %s, the CLI's names and gpuedge.h's values" \
+        "Python binding's names differ from the CLI's or gpuedge.h's"
 fi
 
 # The exit statuses the man page documents are those of DESIGN.md §3.
