@@ -388,7 +388,11 @@ install: $(PROG) lib
 	install -m 644 man/gpuedge.1 $(DESTDIR)$(MANPREFIX)/man1/gpuedge.1
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	    $(DESTDIR)$(PYTHONDIR)/gpuedge
-	install -m 644 include/gpuedge.h $(DESTDIR)$(INCLUDEDIR)/gpuedge.h
+	# the one definition of enum ge_border/ge_canny (src/base/ge_modes.h) goes
+	# into the installed header in place of its #include: that header stands alone
+	sed -e '/^#include "ge_modes.h"/{' -e 'r src/base/ge_modes.h' -e 'd' -e '}' \
+	    include/gpuedge.h >$(DESTDIR)$(INCLUDEDIR)/gpuedge.h
+	chmod 644 $(DESTDIR)$(INCLUDEDIR)/gpuedge.h
 	install -m 755 $(PUB_SO) $(DESTDIR)$(LIBDIR)/libgpuedge.so.$(GE_SOVERSION)
 	ln -sf libgpuedge.so.$(GE_SOVERSION) $(DESTDIR)$(LIBDIR)/libgpuedge.so
 	install -m 644 $(PUB_A) $(DESTDIR)$(LIBDIR)/libgpuedge.a
@@ -434,7 +438,7 @@ FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imga
                   src/io/safeout src/base/util src/lib/reference src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 # the parser checks --codec and sequence names (venc_codecs, vid_seq)
-FUZZ_OBJS_cli   = src/cli/cli src/base/util src/io/venc_codecs src/io/vid_seq
+FUZZ_OBJS_cli   = src/cli/cli src/cli/options src/base/util src/io/venc_codecs src/io/vid_seq
 FUZZ_LIBS_cli   = $(PKG_LIBS)
 # vid_read reaches NVDEC through hwdec (never taken here: no hwdec asked
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs

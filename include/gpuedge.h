@@ -85,22 +85,10 @@ enum ge_backend {
     GE_BACKEND_CPU = 2
 };
 
-/* ge_options.border and ge_options.canny.  The engine's own edge.h
- * declares the same enums (same names, same values); only one of the two
- * declarations is seen. */
-#ifndef GE_BORDER_CANNY_ENUMS
-#define GE_BORDER_CANNY_ENUMS
-enum ge_border {
-    GE_BORDER_REPLICATE = 0,  /* aaa|abcd|ddd (the default) */
-    GE_BORDER_REFLECT101 = 1, /* cb|abcd|cb (OpenCV's default) */
-    GE_BORDER_ZERO = 2        /* 0 outside the image */
-};
-enum ge_canny {
-    GE_CANNY_OFF = 0,
-    GE_CANNY_ON = 1,  /* canny_low, canny_high given */
-    GE_CANNY_AUTO = 2 /* thresholds from each frame's own histogram */
-};
-#endif
+/* ge_options.border and ge_options.canny: enum ge_border, enum ge_canny.
+ * Defined once, in the engine's ge_modes.h; `make install` writes that file
+ * in here, so the installed header stands alone. */
+#include "ge_modes.h"
 /* The histogram's bins; sigma's range (0, or GE_SIGMA_MIN..GE_SIGMA_MAX). */
 #define GE_HIST_BINS 256
 #define GE_SIGMA_MIN 0.1

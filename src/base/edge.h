@@ -23,29 +23,7 @@ extern "C" {
 #define GE_MAX_TAPS (2 * GE_MAX_RADIUS + 1)
 #define GE_HIST_BINS 256
 
-/* Also declared by the public include/gpuedge.h (same names and values):
- * whichever header comes first declares them. */
-#ifndef GE_BORDER_CANNY_ENUMS
-#define GE_BORDER_CANNY_ENUMS
-enum ge_border {
-    GE_BORDER_REPLICATE = 0,  /* clamp to [0, n-1] (default) */
-    GE_BORDER_REFLECT101 = 1, /* OpenCV's default: gfedcb|abcdefgh|gfedcba */
-    GE_BORDER_ZERO = 2        /* the value outside the image is 0 */
-};
-
-/* --canny (DESIGN.md §1.8).  GE_CANNY_AUTO takes the thresholds from the frame's
- * own pre-Canny edge-map histogram h (step 7's 256 bins of e, N = W*H):
- * c = the smallest code with 10 * (h[0] + ... + h[c]) >= 7 * N (integers),
- * HIGH = (float)c + 0.5f (so at most ~30 % of pixels have t > HIGH, since
- * e <= c exactly when t < c + 0.5), LOW = 0.4f * HIGH (MATLAB's edge()
- * rule on our histogram).  ge_canny_auto() computes it; every backend uses
- * that one function, so auto is as bit-exact as explicit thresholds. */
-enum ge_canny {
-    GE_CANNY_OFF = 0,
-    GE_CANNY_ON = 1,   /* canny_low, canny_high given */
-    GE_CANNY_AUTO = 2  /* per frame, from the frame's histogram */
-};
-#endif
+#include "ge_modes.h" /* enum ge_border, enum ge_canny */
 
 /* What the user asked for (the numeric part of the command line). */
 typedef struct ge_params {
@@ -101,8 +79,13 @@ typedef struct ge_planes {
     uint64_t hist[GE_HIST_BINS];
 } ge_planes;
 
-/* The GE_CANNY_AUTO rule above: hist = the frame's 256 bins of the
- * step-6 edge map e (before Canny), n = W*H.  Writes LOW and HIGH. */
+/* --canny auto's thresholds (DESIGN.md §1.8) from the frame's own
+ * pre-Canny edge-map histogram: hist = step 7's 256 bins of e, n = W*H.
+ * c = the smallest code with 10 * (hist[0] + ... + hist[c]) >= 7 * n
+ * (integers), HIGH = (float)c + 0.5f (so at most ~30 % of pixels have
+ * t > HIGH, since e <= c exactly when t < c + 0.5), LOW = 0.4f * HIGH
+ * (MATLAB's edge() rule on our histogram).  Every backend uses this one
+ * function, so auto is as bit-exact as explicit thresholds. */
 void ge_canny_auto(const uint64_t hist[GE_HIST_BINS], uint64_t n,
                    float *low, float *high);
 

@@ -9,7 +9,7 @@
 #include "edge.h"
 
 enum cli_backend { CLI_BACKEND_AUTO, CLI_BACKEND_GPU, CLI_BACKEND_CPU };
-/* --hwdec; the values are hwdec.h's VID_HWDEC_* */
+/* --hwdec; the values are hwdec.h's VID_HWDEC_* (options.c checks) */
 enum cli_hwdec { CLI_HWDEC_NONE = 0, CLI_HWDEC_AUTO = 1, CLI_HWDEC_NVDEC = 2 };
 enum cli_report { CLI_REPORT_NONE, CLI_REPORT_TEXT, CLI_REPORT_JSON };
 enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };

@@ -89,7 +89,7 @@ int open_hist(run_ctx *c)
 
 /* Writes one image file (an image job, or one frame of a sequence).
  * An interruption (SIGINT/SIGTERM) that arrives while the image is being
- * encoded must not be followed by a commit: the run reports 130/143 and
+ * encoded must not be followed by a commit: the run reports 128+N and
  * leaves no new final file (the temp is removed, or kept as .partial).
  * Returns 0 written, 1 interrupted, -1 failed (reported). */
 static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *fr)

@@ -1,7 +1,10 @@
 #!/bin/sh
 # --help and man/gpuedge.1 stay in step: every long option in one appears in
 # the other, with the same default.  From --help: every "--name" word; from the mdoc source: every
-# "Fl Fl name" (and "Fl -name") macro.
+# "Fl Fl name" (and "Fl -name") macro.  --help is printed from the option
+# table (src/cli/options.c; tests/unit/test_cli.c checks that every row is
+# in it), so this checks the table against the man page (an entry of its own
+# for each option), docs/cli.md and the Python binding's keyword names.
 . "$(dirname "$0")/lib.sh"
 
 MAN=$ROOT/man/gpuedge.1
@@ -41,6 +44,17 @@ done <"$T/help.opts"
 [ -z "$unknown" ] && ok "the parser accepts every long option --help lists" ||
     not_ok "listed in --help but unknown to the parser:$unknown"
 
+# verdict RC FILE OK BAD: a Python check below passed when it exited 0 and
+# its last line says it checked something (OK's %s: that line).
+verdict() {
+    if [ "$1" -eq 0 ] && grep -q '^checked [1-9]' "$2"; then
+        # shellcheck disable=SC2059
+        ok "$(printf "$3" "$(tail -n 1 "$2")")"
+    else
+        not_ok "$4: $(head -n 3 "$2" | tr '\n' ' ')"
+    fi
+}
+
 # Defaults agree: every "[DEFAULT]" --help states for an option is stated by
 # the man page's entry for it, in a sentence that says "default"; every
 # "Default V." of a man entry is the default --help states; docs/cli.md
@@ -78,7 +92,8 @@ for name, text in opts.items():
     if m:
         helpdef[name] = m.group(1).strip()
 
-# the man page: entries of ".It Fl Fl NAME" (also ".It Fl x , Fl Fl NAME"),
+# the man page: entries of ".It Fl Fl NAME" (also ".It Fl x , Fl Fl NAME" and
+# ".It Fl x Ar arg , Fl Fl NAME"),
 # their text with mdoc macros dropped, up to the next .It of the same list.
 entries, cur, depth = {}, None, 0
 for line in man:
@@ -88,7 +103,7 @@ for line in man:
         depth -= 1
         if depth < 1:
             cur = None
-    m = re.match(r"\.It Fl (?:\w , Fl )?Fl ([a-z][a-z0-9-]*)", line)
+    m = re.match(r"\.It Fl (?:\w (?:Ar \w+ )?, Fl )?Fl ([a-z][a-z0-9-]*)", line)
     if m and depth == 1:
         cur = m.group(1)
         entries[cur] = ""
@@ -137,6 +152,8 @@ page = open(sys.argv[3]).read()
 for name in sorted(opts):
     if "--" + name not in page:
         print("--%s: not in docs/cli.md" % name); bad += 1
+    if name not in entries:
+        print("--%s: no entry of its own in the man page's option lists" % name); bad += 1
 for row in page.split("\n"):
     cells = [c.strip() for c in row.strip().strip("|").split("|")] if row.startswith("| `-") else []
     if len(cells) < 3:
@@ -153,12 +170,75 @@ for row in page.split("\n"):
 print("checked %d help defaults" % len(helpdef))
 sys.exit(1 if bad else 0)
 PYEOF
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q '^checked [1-9]' "$T/defaults"; then
-        ok "defaults: $(tail -n 1 "$T/defaults"), each the man page's and docs/cli.md's"
-    else
-        not_ok "defaults differ between --help, the man page and docs/cli.md: $(head -n 3 "$T/defaults" | tr '\n' ' ')"
-    fi
+    verdict $? "$T/defaults" "defaults: %s, each the man page's and docs/cli.md's" \
+        "defaults differ between --help, the man page and docs/cli.md"
+fi
+
+# The Python binding's keyword names are the CLI's: the canonical names of
+# _BORDERS and _BACKENDS (the first name a value has) are the keywords
+# --help lists for --border and --backend, each value is the public
+# header's GE_BORDER_<NAME> / GE_BACKEND_<NAME> (ge_modes.h, gpuedge.h), every alias the binding
+# takes the CLI takes too, and _CANNY_ON/_CANNY_AUTO are GE_CANNY_ON/AUTO
+# (--help offers "--canny auto").  Read from the source: nothing imported.
+if [ -z "$PY" ]; then
+    skip "Python binding's names: no python3"
+else
+    "$PY" - "$T/help.txt" "$ROOT/python/gpuedge/__init__.py" "$ROOT/include/gpuedge.h" \
+        "$ROOT/src/base/ge_modes.h" \
+        "$GPUEDGE" >"$T/pynames" 2>&1 <<'PYEOF'
+import ast, re, subprocess, sys
+# the public header and the one it includes for enum ge_border/ge_canny
+help_text, py_src, prog = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[5]
+header = open(sys.argv[3]).read() + open(sys.argv[4]).read()
+want = {"_BORDERS", "_BACKENDS", "_CANNY_ON", "_CANNY_AUTO"}
+consts = {}
+for node in ast.parse(py_src).body:
+    for t in node.targets if isinstance(node, ast.Assign) else []:
+        if isinstance(t, ast.Name) and t.id in want:
+            consts[t.id] = ast.literal_eval(node.value)
+        elif isinstance(t, ast.Tuple) and {getattr(n, "id", "") for n in t.elts} & want:
+            for n, v in zip(t.elts, ast.literal_eval(node.value)):
+                consts[n.id] = v
+enums = {m.group(1): int(m.group(2))
+         for m in re.finditer(r"\b(GE_[A-Z0-9_]+)\s*=\s*(\d+)", header)}
+bad, checked = 0, 0
+for opt, var, prefix in (("border", "_BORDERS", "GE_BORDER_"), ("backend", "_BACKENDS", "GE_BACKEND_")):
+    m = re.search(r"^\s+--%s [A-Z]+\s+(.*?)\s*\[" % opt, help_text, re.M)
+    d = consts.get(var)
+    if not m or not isinstance(d, dict):
+        print("--%s: no keyword list in --help, or no %s in the binding" % (opt, var)); bad += 1
+        continue
+    cli = set(re.split(r",\s*|\s+or\s+", m.group(1)))
+    canon = {}
+    for k, v in d.items():
+        canon.setdefault(v, k)
+    if set(canon.values()) != cli:
+        print("--%s: --help lists %s, %s's names are %s" % (opt, sorted(cli), var, sorted(canon.values())))
+        bad += 1
+    for v, k in canon.items():
+        if enums.get(prefix + k.upper()) != v:
+            print("%s[%r] = %d, gpuedge.h's %s%s = %s" % (var, k, v, prefix, k.upper(),
+                                                           enums.get(prefix + k.upper())))
+            bad += 1
+    for k in d:
+        r = subprocess.run([prog, "--%s=%s" % (opt, k), "--help"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            print("--%s: the binding takes %r, the CLI refuses it: %s" % (opt, k, r.stderr.decode().strip()))
+            bad += 1
+        checked += 1
+for name in ("ON", "AUTO"):
+    if consts.get("_CANNY_" + name) != enums.get("GE_CANNY_" + name):
+        print("_CANNY_%s = %s, gpuedge.h's GE_CANNY_%s = %s" % (name, consts.get("_CANNY_" + name),
+                                                               name, enums.get("GE_CANNY_" + name)))
+        bad += 1
+if not re.search(r"^\s+--canny auto\s", help_text, re.M):
+    print("--help has no '--canny auto' entry (the binding's canny='auto')"); bad += 1
+print("checked %d binding keywords" % checked)
+sys.exit(1 if bad else 0)
+PYEOF
+    verdict $? "$T/pynames" "Python binding: %s, the CLI's names and gpuedge.h's values" \
+        "Python binding's names differ from the CLI's or gpuedge.h's"
 fi
 
 # The exit statuses the man page documents are those of DESIGN.md §3.

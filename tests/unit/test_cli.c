@@ -7,7 +7,9 @@
  */
 #include "check.h"
 #include "cli.h"
+#include "options.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +429,129 @@ static void test_repeated_calls(void)
     ctx = "";
 }
 
+/* options.c's table, row by row: getopt knows each option and --help shows
+ * it; each default passes the row's own check and is what cli_parse gives
+ * without the option; each range's ends are taken and the values just
+ * outside refused with the row's message; each keyword stores its value. */
+static const char *table_word(const cli_opt *r, const char *v, char *buf, size_t n)
+{
+    snprintf(buf, n, r->arg == optional_argument ? "--%s=%s" : "--%s", r->name, v);
+    return buf;
+}
+
+/* "--name VALUE" (or "--name=VALUE") and two operands */
+static int table_parse(const cli_opt *r, const char *v)
+{
+    char w[128];
+    if (r->arg == optional_argument)
+        return P(table_word(r, v, w, sizeof w), "a", "b.mkv", NULL);
+    return P(table_word(r, v, w, sizeof w), v, "a", "b.mkv", NULL);
+}
+
+static size_t field_size(const cli_opt *r)
+{
+    switch (r->store) {
+    case CLI_ST_LONG: return sizeof(long);
+    case CLI_ST_DOUBLE: return sizeof(double);
+    case CLI_ST_FLOAT: return sizeof(float);
+    case CLI_ST_STR: return sizeof(char *);
+    default: return sizeof(int);
+    }
+}
+
+static int refused(const cli_opt *r, const char *v)
+{
+    char want[256];
+    table_parse(r, v);
+    snprintf(want, sizeof want, r->err, v);
+    return usage_ok(want);
+}
+
+static void table_row_values(const cli_opt *r)
+{
+    char lo[40], hi[40], below[40], above[40], name[256];
+    const char *f = (const char *)&o + r->field - 1;
+    if (r->kind == CLI_KEYWORD) {
+        for (const cli_choice *k = r->keys; k->name; k++) {
+            snprintf(name, sizeof name, "table: --%s %s stores %d", r->name, k->name, k->val);
+            CHECK(table_parse(r, k->name) == 0 && *(const int *)f == k->val, name, "rc %d", rc);
+        }
+        snprintf(name, sizeof name, "table: --%s refuses a keyword it lacks", r->name);
+        CHECK(refused(r, "nonesuch"), name, "stderr '%s'", err);
+        return;
+    }
+    if (r->kind == CLI_INT) {
+        snprintf(lo, sizeof lo, "%ld", r->lo);
+        snprintf(hi, sizeof hi, "%ld", r->hi);
+        snprintf(below, sizeof below, "%lld", (long long)r->lo - 1);
+        if (r->hi == LONG_MAX)
+            snprintf(above, sizeof above, "9223372036854775808");
+        else
+            snprintf(above, sizeof above, "%ld", r->hi + 1);
+    } else {
+        snprintf(lo, sizeof lo, "%.17g", r->min);
+        snprintf(hi, sizeof hi, "%.17g", r->max);
+        snprintf(below, sizeof below, "%.17g", r->min - 1);
+        snprintf(above, sizeof above, "%.17g", r->max * 2 + 1);
+    }
+    snprintf(name, sizeof name, "table: --%s takes %s and %s, refuses %s and %s%s", r->name,
+             lo, hi, below, above, r->flags & CLI_MIN_OPEN ? " (and its open end)" : "");
+    CHECK((r->flags & CLI_MIN_OPEN ? refused(r, lo) : table_parse(r, lo) == 0) &&
+              table_parse(r, hi) == 0 && refused(r, below) && refused(r, above),
+          name, "rc %d, stderr '%s'", rc, err);
+}
+
+static void test_table(void)
+{
+    cli_opts none;
+    char *help = NULL, name[256];
+    size_t helplen = 0;
+    FILE *fp = open_memstream(&help, &helplen);
+    const struct option *lo = cli_long_opts();
+    const char *so = cli_short_opts();
+
+    cli_usage(fp);
+    fclose(fp);
+    P("a", "b.mkv", NULL);
+    none = o;
+    for (size_t i = 0; i < cli_opt_count; i++) {
+        const cli_opt *r = &cli_opt_table[i];
+        const struct option *l = lo;
+        char w[64];
+        int needs_err = r->kind != CLI_FLAG && r->kind != CLI_STRING;
+        snprintf(w, sizeof w, "--%s", r->name);
+        snprintf(name, sizeof name, "table: --%s%s is in --help, with help text%s", r->name,
+                 r->flags & CLI_HELP_ONLY ? " (its second entry)" : "",
+                 needs_err ? " and a usage message" : "");
+        CHECK(help && strstr(help, w) && r->help && r->help[0] &&
+                  (!needs_err || (r->err && strstr(r->err, w) == r->err)) &&
+                  (r->flags & CLI_HELP_ONLY || r->field || r->kind == CLI_SPECIAL),
+              name, "help %p, err '%s'", (const void *)r->help, r->err ? r->err : "(none)");
+        if (r->flags & CLI_HELP_ONLY)
+            continue;
+        while (l->name && strcmp(l->name, r->name))
+            l++;
+        if (r->letter)
+            snprintf(name, sizeof name, "table: getopt knows --%s and -%c", r->name, r->letter);
+        else
+            snprintf(name, sizeof name, "table: getopt knows --%s", r->name);
+        CHECK(l->name && l->has_arg == r->arg && cli_opt_of(l->val) == r &&
+                  (!r->letter || strchr(so, r->letter)),
+              name, "long %s, short '%s'", l->name ? l->name : "(missing)", so);
+        if (r->dflt && (r->kind == CLI_INT || r->kind == CLI_DOUBLE || r->kind == CLI_KEYWORD)) {
+            snprintf(name, sizeof name, "table: --%s's default %s is what no option gives",
+                     r->name, r->dflt);
+            CHECK(table_parse(r, r->dflt) == 0 &&
+                      !memcmp((const char *)&o + r->field - 1,
+                              (const char *)&none + r->field - 1, field_size(r)),
+                  name, "rc %d", rc);
+        }
+        if (r->kind == CLI_INT || r->kind == CLI_DOUBLE || r->kind == CLI_KEYWORD)
+            table_row_values(r);
+    }
+    free(help);
+}
+
 int main(void)
 {
     atexit(on_exit_check);
@@ -441,6 +566,7 @@ int main(void)
     test_operands();
     test_general();
     test_repeated_calls();
+    test_table();
     free_argv();
     cli_free(&o);
     CHECK_EXIT();
