@@ -19,11 +19,23 @@
 
 #include "util.h"
 
+/* --video-engines 0: the engines a GPU runs for a batch of videos.  One
+ * video leaves NVDEC engines, and cores between its decoder and its
+ * encoder threads, idle; 4 took a folder of short 1080p clips from 509 to
+ * 799 fps, and 8 gave no more (BENCHMARKS.md "Video batches").  The CPU
+ * backend's one engine already uses every core. */
+#define VIDEO_ENGINES_GPU 4
+
+static int engines_asked(const cli_opts *o, int gpu)
+{
+    return o->video_engines > 0 ? o->video_engines : gpu ? VIDEO_ENGINES_GPU : 1;
+}
+
 /* Engines a device runs for this batch: --video-engines for two videos
  * or more (at most one a video), else one. */
 static int video_engines(const run_ctx *c)
 {
-    int n = c->o->video_engines, videos = 0;
+    int n = engines_asked(c->o, c->use_gpu), videos = 0;
     if (n <= 1)
         return 1;
     for (int i = 0; i < c->njobs; i++)
@@ -41,7 +53,13 @@ static int may_have_lanes(const run_ctx *c)
     const cli_opts *o = c->o;
     if (!c->batch)
         return 0;
-    return o->ndevices > 1 || o->devices_all || video_engines(c) > 1 || hook_cpu_engines() > 1;
+    /* --video-engines 0 asks for several where the GPU backend may run */
+    int gpu = o->backend != CLI_BACKEND_CPU && gpu_driver_present();
+    int videos = 0;
+    for (int i = 0; i < c->njobs; i++)
+        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
+    return o->ndevices > 1 || o->devices_all || (videos > 1 && engines_asked(o, gpu) > 1) ||
+           hook_cpu_engines() > 1;
 }
 
 int jq_setup(run_ctx *c)

@@ -221,10 +221,11 @@ const cli_opt cli_opt_table[] = {
                                 "one engine a device, the batch's files shared out\n"
                                 "largest first (same outputs as one device)"},
     {.name = "video-engines", .arg = required_argument, .kind = CLI_INT, .store = CLI_ST_INT,
-     .field = F(video_engines), .lo = 1, .hi = CLI_VIDEO_ENGINES_MAX,
-     .err = "--video-engines '%s': expected 1 to 8",
+     .field = F(video_engines), .lo = 0, .hi = CLI_VIDEO_ENGINES_MAX,
+     .err = "--video-engines '%s': expected 0 (auto) to 8",
      .metavar = "N", .help = "batch of videos: N engines a device (1..8), each\n"
-                             "decoding and encoding its own video", .dflt = "1"},
+                             "decoding and encoding its own video; 0: 4 on\n"
+                             "the GPU backend, 1 on the CPU backend", .dflt = "0"},
     {.name = "hwdec", .arg = required_argument, .kind = CLI_KEYWORD, .store = CLI_ST_INT,
      .field = F(hwdec), .keys = hwdecs, .err = "--hwdec '%s': expected auto, none or nvdec",
      .metavar = "MODE", .help = "video decoding: auto (with the GPU backend, NVDEC\n"
