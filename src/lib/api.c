@@ -414,9 +414,6 @@ GE_API int ge_ctx_backend(const ge_ctx *ctx)
     return ctx ? ctx->backend : fail(NULL, GE_ERR_ARG, "ge_ctx_backend: ctx is NULL");
 }
 
-const ge_params *api_params(const ge_ctx *c) { return &c->p; }
-const ge_taps *api_taps(const ge_ctx *c) { return &c->taps; }
-
 /* ------------------------------------------------------------------------ */
 /* the engine entries                                                        */
 

@@ -18,10 +18,6 @@ struct CUstream_st;
 int api_ctx_for_engine(ge_ctx **out, const ge_params *p, int backend,
                        int device, int threads);
 
-/* The parameters and taps a context computes with. */
-const ge_params *api_params(const ge_ctx *c);
-const ge_taps *api_taps(const ge_ctx *c);
-
 /* One frame on the CPU backend (ge_process's CPU path): planes->edge is
  * W*H packed, planes->grey/blur_h/blur optional (cpu_process).  mem_limit
  * as cpu_process_limited, stop polled between bands.  Returns
