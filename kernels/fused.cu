@@ -102,18 +102,8 @@
  * templated kernel <= 64 registers, spills <= 8 bytes (r = 3 RGBA/luma/
  * generic).  FT_MINB=5 (48 registers) spills 20 bytes and measured slower.
  *
- * Cost, r = 2, 8-bit RGB, 3840x2160, on the H200 (ncu; docs/bench-log.md):
- * 24.2 M warp instructions = 88 thread instructions a pixel: ~18 grey
- * (x1.26 halo), ~9 blur H, ~8 blur V, ~30 Sobel + sqrt + quantise + store
- * + bins, the rest indexing, barriers, row tables and border tiles.
- * Instruction-issue floor: 24.2 M / (132 SMs x 4 schedulers x 1.98 GHz)
- * = 23 us; measured 43 us (issue active 62 %, barrier and long-scoreboard
- * stalls; 47 % warps active).  DRAM: 25.0 MB read (24.9 MB input + halo
- * re-reads mostly from L2), 0.6 MB written before the kernel ends (the
- * 8.3 MB of edge bytes drain from L2) -> DRAM floor ~8 us.  To reach the
- * 20 us goal: fewer instructions a pixel (taller tiles for less halo, a
- * cheaper grey path) and fewer block-wide barriers a pixel (warp-level
- * H/V/Sobel pipelines) — see the report that came with this file.
+ * Its cost (instructions a pixel, the issue and DRAM floors) and what
+ * would make it faster: docs/bench-log.md, "the fused kernel".
  */
 #include <stdint.h>
 #include <cuda_runtime.h>

@@ -14,9 +14,8 @@
  *     inverted or flat image) is tested with __match_all_sync: when the 32
  *     lanes hold the same word (flat regions, one-bin frames) lane 0 adds
  *     32 a byte, one shared atomic for the warp; otherwise each byte >= 4
- *     is one shared atomic.  (Measured on an H200, 4K edge map: a
- *     __match_any_sync grouping of every rare byte took 22 us against the
- *     seed's plain per-byte atomics' 15 us; this scheme takes 13 us.)
+ *     is one shared atomic.  (Measured faster than both per-byte atomics
+ *     and a __match_any_sync grouping of every byte: docs/bench-log.md.)
  * Rows are 16-byte vectors between an unaligned head and tail (< 16 bytes
  * each, counted with plain shared atomics by the blocks of grid column 0).
  * A tightly packed window (pitch == width) is one long row.

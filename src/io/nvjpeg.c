@@ -241,7 +241,7 @@ fail:
 
 /* Creates tier t's handle (0 the hardware backend, 1 nvJPEG's default:
  * the hybrid one).  Its states are made when a batch first needs one
- * (init_state): each costs ~0.1 s on the H200 and a run of colour photos
+ * (init_state): each costs a noticeable start and a run of colour photos
  * never needs the grey one. */
 static nvj_status tier_open(nvj_dec *d, int t)
 {

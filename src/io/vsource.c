@@ -54,7 +54,7 @@
 #define VS_HEAD_QUEUE 4
 
 /* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active):
- * VS_HW_DECODERS sessions at most (the H200 has 7 NVDEC engines), each
+ * VS_HW_DECODERS sessions at most (one an NVDEC engine of the largest GPUs), each
  * with one libav thread (more gave nothing: the engine is the bound); the
  * run's --threads caps them too.  One segment a session: a session's start
  * (its first frame 0.1-0.4 s after the open) is paid once a segment, as

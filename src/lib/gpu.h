@@ -42,7 +42,7 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
 void gpu_versions(int *runtime_version, int *driver_version);
 /* Whether a CUDA driver library can be loaded (libcuda.so.1), without
  * the runtime: its calls wait while another thread initialises CUDA
- * (cudaDriverGetVersion waited ~0.12 s for the probe's on the H200).
+ * (cudaDriverGetVersion waits for the probe's cuInit).
  * 1 / 0; says nothing about the devices. */
 int gpu_driver_present(void);
 
