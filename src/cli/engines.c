@@ -31,15 +31,22 @@ static int engines_asked(const cli_opts *o, int gpu)
     return o->video_engines > 0 ? o->video_engines : gpu ? VIDEO_ENGINES_GPU : 1;
 }
 
+static int pending_videos(const run_ctx *c)
+{
+    int videos = 0;
+    for (int i = 0; i < c->njobs; i++)
+        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
+    return videos;
+}
+
 /* Engines a device runs for this batch: --video-engines for two videos
  * or more (at most one a video), else one. */
 static int video_engines(const run_ctx *c)
 {
-    int n = engines_asked(c->o, c->use_gpu), videos = 0;
+    int n = engines_asked(c->o, c->use_gpu), videos;
     if (n <= 1)
         return 1;
-    for (int i = 0; i < c->njobs; i++)
-        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
+    videos = pending_videos(c);
     if (videos < 2)
         return 1;
     return n < videos ? n : videos;
@@ -55,10 +62,8 @@ static int may_have_lanes(const run_ctx *c)
         return 0;
     /* --video-engines 0 asks for several where the GPU backend may run */
     int gpu = o->backend != CLI_BACKEND_CPU && gpu_driver_present();
-    int videos = 0;
-    for (int i = 0; i < c->njobs; i++)
-        videos += c->jobs[i].state == JOB_PENDING && c->jobs[i].video_in;
-    return o->ndevices > 1 || o->devices_all || (videos > 1 && engines_asked(o, gpu) > 1) ||
+    return o->ndevices > 1 || o->devices_all ||
+           (engines_asked(o, gpu) > 1 && pending_videos(c) > 1) ||
            hook_cpu_engines() > 1;
 }
 
