@@ -177,15 +177,10 @@ static void *cb_worker_main(void *arg)
         b = atomic_fetch_add(&j->next_band, 1);
         if (b >= j->nbands)
             break;
-        switch (j->phase) {
-        case CB_PH_SOBEL: cb_band(wk, b); break;
-        case CB_PH_NMS: cb_band_nms(wk, b); break;
-        case CB_PH_HYST: cb_band_hyst(wk, b, CB_STRONG); break;
-        case CB_PH_PENDING: cb_band_hyst(wk, b, CB_PENDING); break;
-        case CB_PH_GRAD: cb_band_grad(wk, b); break;
-        case CB_PH_NMS_PLANE: cb_band_nms_plane(wk, b); break;
-        default: cb_band_final(wk, b); break;
-        }
+        if (j->phase == CB_PH_SOBEL)
+            cb_band(wk, b);
+        else
+            j->canny_band(wk, b); /* cpu_canny.c's passes */
         wk->bands_done++;
     }
     return NULL;

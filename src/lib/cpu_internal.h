@@ -48,6 +48,8 @@ typedef struct cb_kernels {
  * portable kernels. */
 const cb_kernels *cb_pick_kernels(void);
 
+struct cb_worker;
+
 typedef struct cb_job {
     const ge_frame *f;
     const ge_params *p;
@@ -60,6 +62,8 @@ typedef struct cb_job {
     volatile const int *stop;
     atomic_int next_band;
     int phase;            /* enum cb_phase: what a band means now */
+    /* a band of any pass but CB_PH_SOBEL (cpu_canny.c's, set by cb_canny) */
+    void (*canny_band)(struct cb_worker *wk, int band);
     int canny;            /* scratch laid out for Canny bands */
     float low, high;      /* Canny thresholds of this frame */
     size_t stack_cap;     /* hysteresis stack entries per worker */
@@ -110,12 +114,8 @@ int cb_run_phase(cb_job *j, cb_worker *wk, int nthreads, int phase);
 void cb_take_hist(cb_worker *wk, int nthreads, uint64_t *hist);
 size_t cb_worker_bytes(const cb_job *j);
 
-/* cpu_canny.c: one band of each Canny pass, and a whole Canny frame */
-void cb_band_nms(cb_worker *wk, int band);
-void cb_band_grad(cb_worker *wk, int band);
-void cb_band_nms_plane(cb_worker *wk, int band);
-void cb_band_hyst(cb_worker *wk, int band, uint8_t seed);
-void cb_band_final(cb_worker *wk, int band);
+/* cpu_canny.c: a whole Canny frame (its passes' bands reach the workers
+ * through cb_job.canny_band) */
 int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes);
 
 #endif
