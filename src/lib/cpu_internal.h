@@ -1,7 +1,8 @@
 /*
- * cpu_internal.h — the CPU backend's parts (cpu_backend.c: bands, workers,
- * scratch, the entry points; cpu_rows.c: the row kernels; cpu_canny.c:
- * Canny's passes) and what they share; not for other callers.
+ * cpu_internal.h — the CPU backend's parts (cpu_backend.c: the entry
+ * points; cpu_canny.c: Canny's passes; cpu_bands.c: bands, workers,
+ * scratch; cpu_rows.c: the row kernels; each calls only those after it)
+ * and what they share; not for other callers.
  */
 #ifndef GPUEDGE_CPU_INTERNAL_H
 #define GPUEDGE_CPU_INTERNAL_H
@@ -106,13 +107,17 @@ typedef struct cb_worker {
 } cb_worker;
 
 
-/* cpu_backend.c */
+/* cpu_bands.c: bands, workers and their scratch (cpu_backend.c and
+ * cpu_canny.c call them) */
 void cb_hist_row(cb_worker *wk, const uint8_t *e, int w);
 const float *cb_brow(const cb_worker *wk, int y, int blo);
 void cb_blur_rows(cb_worker *wk, int y0, int y1, int hlo, int hhi, int blo, int bhi);
 int cb_run_phase(cb_job *j, cb_worker *wk, int nthreads, int phase);
 void cb_take_hist(cb_worker *wk, int nthreads, uint64_t *hist);
 size_t cb_worker_bytes(const cb_job *j);
+/* Scratch for one worker, sized from the job's band geometry: 0, or -1
+ * (out of memory; what was allocated is freed by the caller). */
+int cb_worker_init(cb_worker *wk, cb_job *j);
 
 /* cpu_canny.c: a whole Canny frame (its passes' bands reach the workers
  * through cb_job.canny_band) */
