@@ -13,6 +13,7 @@
 #include "image_io.h"
 #include "run.h"
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 #ifndef GE_VERSION

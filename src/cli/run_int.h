@@ -23,6 +23,7 @@
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
+#include "signals.h"
 #include "video_io.h"
 #include "vsource.h"
 #include "workpool.h"

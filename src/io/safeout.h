@@ -21,8 +21,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "signals.h" /* (its users' until they include it themselves) */
-
 typedef struct so_file so_file;
 
 typedef struct so_opts {
