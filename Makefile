@@ -158,11 +158,12 @@ endif
 OBJS   = $(SRCS:%.c=$(BUILD)/%.o)
 # Layers (DESIGN.md §8), each compiled with only the include paths of the
 # layers below it, so an upward #include fails to build:
-#   src/base   shared types and helpers (edge.h, frames.h, util, workpool)
+#   src/base   shared types and helpers (edge.h, frames.h, util, workpool,
+#              signals)
 #   kernels    the CUDA stages                          base
 #   src/lib    libgpuedge: API, CPU backend, reference  base kernels include
 #   src/engine the CLI's streaming engine and reports    base kernels include lib
-#   src/io     codecs, safe output, signals              base
+#   src/io     codecs, safe output                       base
 #   src/cli    the command line                          everything
 # Tests and benchmarks see every layer (ALL_INC).
 INC_base    = -Isrc/base
@@ -235,7 +236,10 @@ GE_VERSION   = $(shell sed -n 's/^\#define GE_VERSION_\(MAJOR\|MINOR\|PATCH\) \(
 PUB_DIR    = $(BUILD)/lib
 PUB_SO     = $(PUB_DIR)/libgpuedge.so.$(GE_SOVERSION)
 PUB_A      = $(PUB_DIR)/libgpuedge.a
-PUB_OBJS   = $(filter $(BUILD)/src/base/% $(BUILD)/src/lib/%,$(OBJS)) $(CUOBJS)
+# (base's signals are the CLI's: the library never takes over a process's
+# signals, DESIGN.md §7)
+PUB_OBJS   = $(filter-out $(BUILD)/src/base/signals.o,\
+             $(filter $(BUILD)/src/base/% $(BUILD)/src/lib/%,$(OBJS))) $(CUOBJS)
 PUB_LIBS   = $(CUDA_LDFLAGS) $(CUDA_LIBS) -lrt -ldl -lm -pthread
 PIC_CFLAGS  = -fPIC -fvisibility=hidden
 PIC_NVFLAGS = -Xcompiler -fPIC,-fvisibility=hidden
@@ -435,7 +439,8 @@ FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
 FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imgav_pixels \
                   src/io/image_in_png src/io/image_in_jpeg src/io/image_in_stb src/io/png_out \
-                  src/io/safeout src/base/util src/lib/reference src/lib/taps third_party/stb_impl
+                  src/io/safeout src/base/signals src/base/util src/lib/reference src/lib/taps \
+                  third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 # the parser checks --codec and sequence names (venc_codecs, vid_seq)
 FUZZ_OBJS_cli   = src/cli/cli src/cli/options src/base/util src/io/venc_codecs src/io/vid_seq
@@ -444,7 +449,8 @@ FUZZ_LIBS_cli   = $(PKG_LIBS)
 # for), which needs the CUDA runtime to link; the CPU-only variant's stubs
 # (hw_none) instead with CUDA=0.
 FUZZ_OBJS_video = src/io/vid_read src/io/vid_pixels $(if $(filter 1,$(CUDA)),src/io/hwdec,src/io/hw_none) \
-                  src/io/imgav_probe src/io/safeout src/base/util src/lib/reference src/lib/taps
+                  src/io/imgav_probe src/io/safeout src/base/signals src/base/util src/lib/reference \
+                  src/lib/taps
 FUZZ_LIBS_video = $(PKG_LIBS) $(if $(filter 1,$(CUDA)),$(CUDA_LDFLAGS) $(CUDA_LIBS)) -lrt -ldl
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

@@ -13,11 +13,6 @@
 #include "util.h"
 #include "video_io.h"
 
-void cli_usage_hint(void)
-{
-    fputs("Try 'gpuedge --help' for more information.\n", stderr);
-}
-
 static void opts_init(cli_opts *o)
 {
     memset(o, 0, sizeof *o);

@@ -1,7 +1,9 @@
 /*
  * jobs.c — the job list: the single-output form or a -o DIR batch (named
  * inputs, directories, --from-file), each job's output name and kind, and
- * what is refused before any work (DESIGN.md §3, §6).
+ * what is refused before any work (DESIGN.md §3, §6); and an engine's
+ * claims on jobs it takes ahead (lane_claim: src_image.c and startup.c
+ * claim, src_media.c serves them first).
  */
 #include "run_int.h"
 #include "image_av.h"
@@ -491,4 +493,15 @@ void jobs_free(run_ctx *c)
     c->jobs = NULL;
     c->inputs = NULL;
     c->njobs = 0;
+}
+
+/* A job taken from the queue ahead for this engine (early_open's, an
+ * nvJPEG group's): served before the queue's next. */
+void lane_claim(run_ctx *c, int ji)
+{
+    c->jobs[ji].lane = c->lane; /* (its failure hands them back too) */
+    if (c->nclaim < (int)(sizeof c->claim / sizeof c->claim[0]))
+        c->claim[c->nclaim++] = ji;
+    else
+        jq_retry(&c->sh->q, ji); /* (never: callers stay within it) */
 }

@@ -13,6 +13,7 @@
 #include "image_io.h"
 #include "run.h"
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 #ifndef GE_VERSION
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
         ge_err(NULL, "cannot set up signal handling");
         return GE_EXIT_FAIL;
     }
+    so_init(); /* likewise: the umask, and the temp files' removal on a second signal */
     status = cli_parse(argc, argv, &o);
     if (status)
         return status;

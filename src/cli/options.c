@@ -399,6 +399,11 @@ const cli_opt *cli_opt_named(const char *name)
     return NULL;
 }
 
+void cli_usage_hint(void)
+{
+    fputs("Try 'gpuedge --help' for more information.\n", stderr);
+}
+
 int cli_usage_error(const char *fmt, const char *arg)
 {
     char msg[512];

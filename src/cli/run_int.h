@@ -23,6 +23,7 @@
 #include "refcheck.h"
 #include "report.h"
 #include "safeout.h"
+#include "signals.h"
 #include "video_io.h"
 #include "vsource.h"
 #include "workpool.h"
@@ -133,10 +134,13 @@ typedef struct run_start {
     gpu_info gi;
 } run_start;
 
-/* jobs.c: the job list and the output names. */
+/* jobs.c: the job list and the output names; an engine's claims on
+ * jobs it takes ahead (src_image.c's nvJPEG groups, startup.c's
+ * early_open), which src_media.c serves first. */
 int plan_jobs(run_ctx *c);
 const char *job_name_cb(void *ctx, int j);
 void jobs_free(run_ctx *c);
+void lane_claim(run_ctx *c, int ji);
 
 /* src_image.c: images, decoded ahead by a pool, or by nvJPEG in groups. */
 #define NVJ_GROUP 16 /* JPEGs in one nvJPEG group (decoded as one batch) */
@@ -154,7 +158,6 @@ void src_image_free(run_ctx *c);
 int media_next(void *ctx, src_frame *fr, host_buf *buf);
 vid_opts video_opts(const cli_opts *o, int hwdec, int device);
 void video_opened(run_ctx *c, int ji);
-void lane_claim(run_ctx *c, int ji);
 
 /* sinks.c: the frame sink (writer thread), --hist, the report. */
 int media_put(void *ctx, const sink_frame *fr, double *write_ms);

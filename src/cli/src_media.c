@@ -43,17 +43,6 @@ static void first_decoded(run_ctx *c)
                               __ATOMIC_RELAXED);
 }
 
-/* A job taken from the queue ahead for this engine (early_open's, an
- * nvJPEG group's): served before the queue's next. */
-void lane_claim(run_ctx *c, int ji)
-{
-    c->jobs[ji].lane = c->lane; /* (its failure hands them back too) */
-    if (c->nclaim < (int)(sizeof c->claim / sizeof c->claim[0]))
-        c->claim[c->nclaim++] = ji;
-    else
-        jq_retry(&c->sh->q, ji); /* (never: callers stay within it) */
-}
-
 /* The next job for this engine: one it took ahead, else the queue's.
  * -1 when none is left. */
 static int lane_take(run_ctx *c)

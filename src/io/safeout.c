@@ -23,10 +23,12 @@
  *
  * Every open so_file sits in a registry so that the signal thread can
  * remove the temp files when a second terminating signal forces an
- * immediate exit.  The first signal only raises sig_stop; the work unwinds
- * through so_abort on its own.
+ * immediate exit (a cleanup given to signals.h's sig_on_exit).  The first
+ * signal only raises sig_stop; the work unwinds through so_abort on its
+ * own.
  */
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -89,8 +91,12 @@ struct so_file {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static so_file *reg_head;
 
+static void register_cleanup(void);
+static pthread_once_t cleanup_once = PTHREAD_ONCE_INIT;
+
 static void reg_add(so_file *f)
 {
+    pthread_once(&cleanup_once, register_cleanup); /* (so_init's, without so_init) */
     pthread_mutex_lock(&reg_mu);
     f->prev = NULL;
     f->next = reg_head;
@@ -123,8 +129,8 @@ static const char *display_name(const so_file *f)
 /* The process umask without umask()'s set-and-restore race: Linux >= 4.7
  * shows it in /proc/self/status (read every time, so a later umask() call
  * is honoured).  Without /proc, umask() twice, once: racy only against
- * another thread creating a file at that instant, and sig_init runs it
- * before any other thread exists. */
+ * another thread creating a file at that instant, and so_init (main's,
+ * after sig_init) runs it before any other thread exists. */
 static mode_t fallback_umask;
 static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
 
@@ -834,14 +840,10 @@ void so_abort(so_file **pf)
 }
 
 // ---------------------------------------------------------------------------
-// Signals
-
-volatile int sig_stop;
-
-static sigset_t sig_set;
+// The second signal
 
 /* Called only by the signal thread on a second signal, right before
- * _exit: no message, no free, just the names on disk. */
+ * _exit (sig_on_exit): no message, no free, just the names on disk. */
 static void remove_registered_temps(void)
 {
     so_file *f;
@@ -859,106 +861,15 @@ static void remove_registered_temps(void)
     pthread_mutex_unlock(&reg_mu);
 }
 
-static void *sig_thread(void *arg)
+static void register_cleanup(void)
 {
-    (void)arg;
-    for (;;) {
-        int sig = 0;
-        if (sigwait(&sig_set, &sig) != 0)
-            continue;
-        if (__atomic_load_n(&sig_stop, __ATOMIC_SEQ_CST) == 0) {
-            /* First signal: ask the work to unwind (in-flight frames
-             * finish, temps are removed by so_abort). */
-            __atomic_store_n(&sig_stop, sig, __ATOMIC_SEQ_CST);
-            continue;
-        }
-        /* Second signal: the user means it. */
-        remove_registered_temps();
-        _exit(128 + sig);
-    }
-    return NULL;
+    sig_on_exit(remove_registered_temps);
 }
 
-/* Every signal whose default action ends the process (signal(7)), but for
- * the ones a fault raises in the thread that caused it (SIGSEGV, SIGBUS,
- * SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP: no other thread can wait for
- * them) and SIGPIPE/SIGXFSZ (ignored: the write reports the error); the
- * real-time signals are added by number. */
-static const int term_sigs[] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
-    SIGPROF, SIGXCPU, SIGIO, SIGPWR, SIGSTKFLT,
-};
-
-/* A signal the parent left ignored stays ignored (a shell's `gpuedge &`
- * ignores SIGINT and SIGQUIT, nohup SIGHUP): it is not waited for. */
-static void add_term_sig(int sig)
+void so_init(void)
 {
-    struct sigaction old;
-    if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-        old.sa_handler == SIG_IGN)
-        return;
-    sigaddset(&sig_set, sig);
-}
-
-const char *sig_name(int sig)
-{
-    static char buf[32];
-    const char *abbrev = sig < SIGRTMIN || sig > SIGRTMAX ? sigabbrev_np(sig) : NULL;
-    if (abbrev)
-        snprintf(buf, sizeof buf, "SIG%s", abbrev);
-    else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-        snprintf(buf, sizeof buf, "SIGRTMIN+%d", sig - SIGRTMIN);
-    else
-        snprintf(buf, sizeof buf, "signal %d", sig);
-    return buf;
-}
-
-int sig_init(void)
-{
-    static int started;
-    struct sigaction sa;
-    int i;
-    sigset_t old;
-    pthread_attr_t attr;
-    pthread_t tid;
-    int rc;
-
-    if (started)
-        return 0;
-    /* Without /proc the umask is read now, while no other thread exists. */
+    /* Without /proc the umask is read now, while no other thread exists
+     * but the signal thread (which creates no file). */
     pthread_once(&umask_once, read_umask_fallback);
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_IGN;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGPIPE, &sa, NULL); /* EPIPE from write instead */
-    sigaction(SIGXFSZ, &sa, NULL); /* EFBIG from write instead */
-
-    sigemptyset(&sig_set);
-    for (i = 0; i < (int)(sizeof term_sigs / sizeof term_sigs[0]); i++)
-        add_term_sig(term_sigs[i]);
-    for (i = SIGRTMIN; i <= SIGRTMAX; i++)
-        add_term_sig(i);
-    /* Every thread created from now on inherits the mask, so only the
-     * sigwait thread ever takes these signals. */
-    if (pthread_sigmask(SIG_BLOCK, &sig_set, &old) != 0)
-        return -1;
-
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&tid, &attr, sig_thread, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        errno = rc;
-        return -1;
-    }
-    started = 1;
-    return 0;
-}
-
-int sig_exit_status(void)
-{
-    int sig = __atomic_load_n(&sig_stop, __ATOMIC_SEQ_CST);
-    return sig ? 128 + sig : GE_EXIT_FAIL;
+    pthread_once(&cleanup_once, register_cleanup);
 }

@@ -9,14 +9,10 @@
  * removed, or kept as NAME.partial.EXT with --keep-partial.  A non-regular output
  * (/dev/null, a FIFO, "-" = stdout) is written directly.
  *
- * Signals: sig_init() must run first in main, before CUDA or libav can
- * start threads: it blocks every signal whose default is to terminate
- * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM ..., but not the
- * fault signals, and not one inherited as ignored) in every thread,
- * ignores SIGPIPE and SIGXFSZ, and starts one thread that sigwait()s and
- * raises the stop flag.  Work polls sig_stop (or sig_stopped()) and
- * unwinds; every open so_file is registered so it is cleaned up even on
- * an error path.
+ * Signals (signals.h): the work polls sig_stop and unwinds through
+ * so_abort; on a second terminating signal every open so_file's temp file
+ * is removed (kept as .partial with --keep-partial) before the exit, so
+ * every open so_file is registered, error paths' too.
  */
 #ifndef GPUEDGE_SAFEOUT_H
 #define GPUEDGE_SAFEOUT_H
@@ -80,13 +76,12 @@ void so_use_tmpfile(int on);
 /* Is `path` the same file as any input?  1 yes, 0 no (missing output). */
 int so_same_file(const char *path, const char *const *inputs, int ninputs);
 
-/* ---- signals ---- */
-int sig_init(void);          /* 0, or -1 (cannot start the thread) */
-extern volatile int sig_stop; /* 0, or the signal number that arrived */
-static inline int sig_stopped(void) { return sig_stop; }
-/* Exit status for an interruption: 128 + signal (130 SIGINT, 143 SIGTERM). */
-int sig_exit_status(void);
-/* "SIGHUP", "SIGRTMIN+2" (static buffer: one caller at a time). */
-const char *sig_name(int sig);
+/* In main after sig_init, before any other thread starts: reads the umask
+ * where /proc does not show it (umask() must set it to read it, racy
+ * against a thread creating a file), and registers the temp files'
+ * removal with the second signal (sig_on_exit).  Once; so_open registers
+ * that removal by itself too, so a program without so_init loses only the
+ * early umask. */
+void so_init(void);
 
 #endif

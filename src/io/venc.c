@@ -1,8 +1,9 @@
 /*
  * venc.c — edge maps out as video through libavcodec/libavformat (FFmpeg
- * 5.1 API: send/receive only, no deprecated calls): the codecs each
- * container takes, the encoder's settings, the muxer.  See venc.h for the
- * behaviour; the comments here say why.
+ * 5.1 API: send/receive only, no deprecated calls): the writer's open, put
+ * and close, over venc_mux.c (the encoder's settings, the muxer) and
+ * venc_thread.c (frame-parallel encoders).  See venc.h for the behaviour;
+ * the comments here say why.
  */
 #include "venc.h"
 
@@ -22,24 +23,6 @@
 
 /* Custom AVIO buffer for direct (streamed) outputs. */
 #define VENC_IO_BUF (64 * 1024)
-
-/* Marks the output failed: an errno-style error is a write error that
- * safeout reports; anything else gets our own line. */
-void venc_error(venc_writer *w, const char *what, int err)
-{
-    char eb[AV_ERROR_MAX_STRING_SIZE];
-    int e = AVUNERROR(err);
-    if (atomic_exchange(&w->failed, 1))
-        return; /* one message a writer */
-    if (sig_stop && (err == AVERROR_EXIT || e == EINTR))
-        return;
-    if (e > 0 && e < 4096 && e != ENOMEM && e != EINVAL && e != ENOSYS) {
-        so_fail(w->out, e); /* so_abort prints "cannot write: ..." */
-        return;
-    }
-    ge_err(so_name(w->out), "cannot encode video: %s: %s", what,
-           vid_err_str(err, eb, sizeof eb));
-}
 
 static int io_write(void *opaque, uint8_t *buf, int size)
 {
@@ -75,76 +58,6 @@ static int ffv1_slices(int w, int h, int want)
                 nv = 32;
                 break;
             }
-    return 0;
-}
-
-/* Allocates and opens one encoder with the writer's settings.  Called once,
- * or once an encoder thread for frame-parallel intra codecs (the same settings but for
- * FFV1's slice threads, which do not change the bytes).  threads: the
- * encoder's threads.  Returns 0 or an AVERROR. */
-int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
-             const venc_opts *o, AVCodecContext **out)
-{
-    enum AVPixelFormat pixfmt = wr->pixfmt;
-    int slices = wr->slices;
-    AVCodecContext *enc = avcodec_alloc_context3(codec);
-    AVDictionary *copts = NULL;
-    int ret;
-
-    *out = NULL;
-    if (!enc)
-        return AVERROR(ENOMEM);
-    enc->width = wr->cw;
-    enc->height = wr->ch;
-    enc->pix_fmt = pixfmt;
-    enc->time_base = wr->tb;
-    enc->framerate = wr->fps;
-    enc->sample_aspect_ratio = (AVRational){1, 1};
-    /* Edge values are 0..255 as they are: full range, so players show
-     * 255 as white instead of clipping 235..255. */
-    enc->color_range = AVCOL_RANGE_JPEG;
-    enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
-    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
-        enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-
-    if (wr->vc->id == VC_FFV1) {
-        enc->gop_size = 1;  /* every frame self-contained */
-        if (slices > 0) {
-            enc->level = 3; /* FFV1 version 3: slices, CRCs */
-            enc->slices = slices;
-            enc->thread_count = threads;
-            enc->thread_type = FF_THREAD_SLICE;
-            av_dict_set(&copts, "slicecrc", "1", 0);
-        } else {
-            enc->level = 1; /* tiny frames: one slice, no header grid */
-        }
-    } else if (wr->vc->id == VC_FFVHUFF || wr->vc->id == VC_MAGICYUV) {
-        /* One thread: libavcodec's frame threads would delay packets (the
-         * encoder threads expect each frame's packet at once) and they do the
-         * same work.  FFVHuff's median prediction and MagicYUV's median:
-         * the smallest files of their predictors at about the same speed
-         * (BENCHMARKS.md); FFVHuff's context 0 keeps its fixed tables in
-         * the extradata, so every frame stands alone. */
-        enc->thread_count = 1;
-        av_dict_set(&copts, "pred", "median", 0);
-        if (wr->vc->id == VC_FFVHUFF)
-            av_dict_set(&copts, "context", "0", 0);
-    } else if (wr->vc->id == VC_X264) {
-        /* Streamed (fragmented) MP4 has no edit list to hide B-frame delay:
-         * without B-frames every pts stays where it was given. */
-        if (wr->kind == VENC_MP4 && !strcmp(so_path(wr->out), so_name(wr->out)))
-            enc->max_b_frames = 0;
-        av_dict_set(&copts, "crf", o && o->crf ? o->crf : VENC_DEFAULT_CRF, 0);
-        av_dict_set(&copts, "preset", o && o->preset ? o->preset : VENC_DEFAULT_PRESET, 0);
-        enc->thread_count = o && o->threads > 0 ? o->threads : 0;
-    }
-    ret = avcodec_open2(enc, codec, &copts);
-    av_dict_free(&copts);
-    if (ret < 0) {
-        avcodec_free_context(&enc);
-        return ret;
-    }
-    *out = enc;
     return 0;
 }
 
@@ -404,60 +317,6 @@ fail:
         wr->failed = 1;
     venc_close(&wr, 1);
     return -1;
-}
-
-static int ts_push(venc_writer *w, int64_t pts, int64_t dur)
-{
-    if (w->nts == w->cap_ts) {
-        size_t cap = w->cap_ts ? 2 * w->cap_ts : 64;
-        ts_entry *p = realloc(w->ts, cap * sizeof *p);
-        if (!p)
-            return -1;
-        w->ts = p;
-        w->cap_ts = cap;
-    }
-    w->ts[w->nts].pts = pts;
-    w->ts[w->nts].dur = dur;
-    w->nts++;
-    return 0;
-}
-
-/* The duration given with the frame whose pts the packet carries
- * (encoders such as x264 reorder, and none in 5.1 pass durations on). */
-static int64_t ts_take(venc_writer *w, int64_t pts)
-{
-    for (size_t i = 0; i < w->nts; i++)
-        if (w->ts[i].pts == pts) {
-            int64_t d = w->ts[i].dur;
-            w->ts[i] = w->ts[--w->nts];
-            return d;
-        }
-    return 0;
-}
-
-/* Muxes one packet from the encoder (or an encoder thread's, with the same time
- * base, and dur its frame's duration; else dur 0 and the duration comes
- * from ts_take).  The packet is unreferenced.  0, or -1 (failed). */
-int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
-{
-    int ret;
-    if (dur > 0) {
-        pkt->duration = dur; /* an encoder thread's packet: its frame's duration */
-    } else if (pkt->pts != AV_NOPTS_VALUE) {
-        int64_t d = ts_take(w, pkt->pts);
-        if (d > 0)
-            pkt->duration = d;
-    }
-    av_packet_rescale_ts(pkt, w->enc->time_base, w->st->time_base);
-    pkt->stream_index = w->st->index;
-    ret = av_interleaved_write_frame(w->oc, pkt); /* unrefs pkt */
-    if (ret < 0) {
-        venc_error(w, "writing", ret);
-        return -1;
-    }
-    if (!w->custom_io) /* libavformat writes the temp file itself */
-        so_writeback(w->out, avio_tell(w->oc->pb));
-    return 0;
 }
 
 /* Receives every packet the encoder has ready and muxes it. */

@@ -1,7 +1,9 @@
 /*
  * venc_internal.h — the video writer's state, shared by venc.c (the
- * encoders, the muxer) and venc_thread.c (encoder threads coding
- * successive frames at once); not for other callers.
+ * writer: open, put, close), venc_thread.c (encoder threads coding
+ * successive frames at once), venc_mux.c (one encoder's settings, the
+ * muxer) and venc_codecs.c; not for other callers.  venc.c calls the other
+ * three, venc_thread.c calls venc_mux.c, never the other way.
  */
 #ifndef GPUEDGE_VENC_INTERNAL_H
 #define GPUEDGE_VENC_INTERNAL_H
@@ -133,11 +135,14 @@ int venc_kind(const char *ext);
 /* The entry for `name` (NULL: the default) in container `kind`, or NULL. */
 const venc_codec *venc_codec_find(int kind, const char *name);
 
-/* venc.c */
+/* venc_mux.c: what venc.c and venc_thread.c both call */
 void venc_error(venc_writer *w, const char *what, int err);
-int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur);
 int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
              const venc_opts *o, AVCodecContext **out);
+/* A frame's duration kept by pts until its packet comes out (0, -1 out
+ * of memory); mux_packet takes it back. */
+int ts_push(venc_writer *w, int64_t pts, int64_t dur);
+int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur);
 
 /* venc_thread.c */
 int venc_cpu_threads(int t);

@@ -13,6 +13,7 @@
 
 #include <libavutil/cpu.h>
 
+#include "signals.h"
 #include "util.h"
 #include "venc_internal.h"
 

@@ -9,7 +9,7 @@
 #include <libavutil/error.h>
 #include <libavutil/rational.h>
 
-#include "safeout.h"
+#include "signals.h"
 
 /* Installs the av_log callback that counts readers' decoding errors and
  * sets libav's level (once; see vid_read.c). */

@@ -38,7 +38,7 @@
 #include <libavutil/mathematics.h>
 
 #include "hwdec.h"
-#include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 /* Up to this many decoders a file. */

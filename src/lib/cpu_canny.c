@@ -17,7 +17,7 @@ size_t cpu_hook_canny_stack;
  * for rows y0-1..y1 (the image's rows only: outside, t is 0) from blurred
  * rows y0-2..y1+1, keeping three rows of t in a ring.  The classes go into
  * the edge plane; nothing whole-frame is allocated. */
-void cb_band_nms(cb_worker *wk, int band)
+static void cb_band_nms(cb_worker *wk, int band)
 {
     const cb_job *j = wk->job;
     const int w = j->w, h = j->h, r = j->r, bd = j->border;
@@ -62,7 +62,7 @@ static float *cb_trow(const cb_worker *wk, int y)
     return j->tplane + (size_t)y * (j->w + 2) + 1;
 }
 
-void cb_band_grad(cb_worker *wk, int band)
+static void cb_band_grad(cb_worker *wk, int band)
 {
     const cb_job *j = wk->job;
     const int w = j->w, h = j->h, r = j->r, bd = j->border;
@@ -86,7 +86,7 @@ void cb_band_grad(cb_worker *wk, int band)
     }
 }
 
-void cb_band_nms_plane(cb_worker *wk, int band)
+static void cb_band_nms_plane(cb_worker *wk, int band)
 {
     const cb_job *j = wk->job;
     const int w = j->w;
@@ -147,7 +147,7 @@ static void cb_fill(cb_worker *wk, size_t start)
     }
 }
 
-void cb_band_hyst(cb_worker *wk, int band, uint8_t seed)
+static void cb_band_hyst(cb_worker *wk, int band, uint8_t seed)
 {
     cb_job *j = wk->job;
     const size_t w = (size_t)j->w;
@@ -164,7 +164,7 @@ void cb_band_hyst(cb_worker *wk, int band, uint8_t seed)
 
 /* joined -> 255, everything else -> 0, then --invert; the histogram has
  * two bins */
-void cb_band_final(cb_worker *wk, int band)
+static void cb_band_final(cb_worker *wk, int band)
 {
     const cb_job *j = wk->job;
     const size_t w = (size_t)j->w;
@@ -204,6 +204,20 @@ static void cb_lap(int pass, double *t, double *c)
     *c = cn;
 }
 
+/* One band of the Canny pass j->phase names: cb_run_phase's workers call
+ * it through cb_job.canny_band, so they never call into this file. */
+static void cb_canny_band(cb_worker *wk, int b)
+{
+    switch (wk->job->phase) {
+    case CB_PH_NMS: cb_band_nms(wk, b); break;
+    case CB_PH_HYST: cb_band_hyst(wk, b, CB_STRONG); break;
+    case CB_PH_PENDING: cb_band_hyst(wk, b, CB_PENDING); break;
+    case CB_PH_GRAD: cb_band_grad(wk, b); break;
+    case CB_PH_NMS_PLANE: cb_band_nms_plane(wk, b); break;
+    default: cb_band_final(wk, b); break;
+    }
+}
+
 /* A Canny frame: (auto: the Sobel pass for the thresholds,) NMS, the
  * fills, the pending passes while any are left, the final pass. */
 int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
@@ -213,6 +227,7 @@ int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes)
     int ret;
 
     memset(cb_canny_ms, 0, sizeof cb_canny_ms);
+    j->canny_band = cb_canny_band;
 
     if (p->canny == GE_CANNY_AUTO) {
         /* The thresholds come from DESIGN.md §1.6's map of this frame (no

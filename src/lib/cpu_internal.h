@@ -1,7 +1,8 @@
 /*
- * cpu_internal.h — the CPU backend's parts (cpu_backend.c: bands, workers,
- * scratch, the entry points; cpu_rows.c: the row kernels; cpu_canny.c:
- * Canny's passes) and what they share; not for other callers.
+ * cpu_internal.h — the CPU backend's parts (cpu_backend.c: the entry
+ * points; cpu_canny.c: Canny's passes; cpu_bands.c: bands, workers,
+ * scratch; cpu_rows.c: the row kernels; each calls only those after it)
+ * and what they share; not for other callers.
  */
 #ifndef GPUEDGE_CPU_INTERNAL_H
 #define GPUEDGE_CPU_INTERNAL_H
@@ -48,6 +49,8 @@ typedef struct cb_kernels {
  * portable kernels. */
 const cb_kernels *cb_pick_kernels(void);
 
+struct cb_worker;
+
 typedef struct cb_job {
     const ge_frame *f;
     const ge_params *p;
@@ -60,6 +63,8 @@ typedef struct cb_job {
     volatile const int *stop;
     atomic_int next_band;
     int phase;            /* enum cb_phase: what a band means now */
+    /* a band of any pass but CB_PH_SOBEL (cpu_canny.c's, set by cb_canny) */
+    void (*canny_band)(struct cb_worker *wk, int band);
     int canny;            /* scratch laid out for Canny bands */
     float low, high;      /* Canny thresholds of this frame */
     size_t stack_cap;     /* hysteresis stack entries per worker */
@@ -102,20 +107,20 @@ typedef struct cb_worker {
 } cb_worker;
 
 
-/* cpu_backend.c */
+/* cpu_bands.c: bands, workers and their scratch (cpu_backend.c and
+ * cpu_canny.c call them) */
 void cb_hist_row(cb_worker *wk, const uint8_t *e, int w);
 const float *cb_brow(const cb_worker *wk, int y, int blo);
 void cb_blur_rows(cb_worker *wk, int y0, int y1, int hlo, int hhi, int blo, int bhi);
 int cb_run_phase(cb_job *j, cb_worker *wk, int nthreads, int phase);
 void cb_take_hist(cb_worker *wk, int nthreads, uint64_t *hist);
 size_t cb_worker_bytes(const cb_job *j);
+/* Scratch for one worker, sized from the job's band geometry: 0, or -1
+ * (out of memory; what was allocated is freed by the caller). */
+int cb_worker_init(cb_worker *wk, cb_job *j);
 
-/* cpu_canny.c: one band of each Canny pass, and a whole Canny frame */
-void cb_band_nms(cb_worker *wk, int band);
-void cb_band_grad(cb_worker *wk, int band);
-void cb_band_nms_plane(cb_worker *wk, int band);
-void cb_band_hyst(cb_worker *wk, int band, uint8_t seed);
-void cb_band_final(cb_worker *wk, int band);
+/* cpu_canny.c: a whole Canny frame (its passes' bands reach the workers
+ * through cb_job.canny_band) */
 int cb_canny(cb_job *j, cb_worker *wk, int nthreads, ge_planes *planes);
 
 #endif

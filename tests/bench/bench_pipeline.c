@@ -22,6 +22,7 @@
 #include "pipeline.h"
 #include "report.h"
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 typedef struct bench_src {

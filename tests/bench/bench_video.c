@@ -38,6 +38,7 @@
 
 #include "frames.h"
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 #include "video_io.h"
 

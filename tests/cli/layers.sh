@@ -37,7 +37,8 @@ probe() { # LAYER HEADER: 0 when LAYER's flags find HEADER
 }
 for case in kernels:edge.h:gpuedge.h lib:gpuedge.h:pipeline.h \
     lib:cpu_backend.h:video_io.h engine:pipeline.h:safeout.h io:safeout.h:pipeline.h \
-    io:frames.h:reference.h io:util.h:run.h base:util.h:reference.h; do
+    io:frames.h:reference.h io:util.h:run.h io:signals.h:run.h base:util.h:reference.h \
+    base:signals.h:safeout.h; do
     layer=${case%%:*} rest=${case#*:} below=${rest%%:*} above=${rest#*:}
     if ! probe "$layer" "$below"; then
         not_ok "$layer: its own or a lower header $below is not found"

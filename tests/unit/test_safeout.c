@@ -1,7 +1,8 @@
 /*
  * test_safeout.c — DESIGN.md §6 "never lose data": temp + rename, no-replace,
  * -y, abort, --keep-partial, same-file refusal, direct outputs (/dev/null,
- * /dev/full, FIFO, stdout), recorded write errors, and the signal thread.
+ * /dev/full, FIFO, stdout), recorded write errors, and the signal thread
+ * (signals.h, with safeout's cleanup on the second signal).
  * Most tests run on named temp files (so_use_tmpfile(0), what a filesystem
  * without O_TMPFILE gets); test_tmpfile runs the unnamed ones' commit paths
  * where /tmp has O_TMPFILE.  Works in a mkdtemp directory under /tmp and
@@ -9,6 +10,7 @@
  */
 #include "check.h"
 #include "safeout.h"
+#include "signals.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -859,6 +861,64 @@ static void test_stale(void)
     clear_dir();
 }
 
+/* sig_on_exit: the second signal runs the cleanups in the order given,
+ * then exits 128+N; a ninth is refused.  In a child, before the parent's
+ * sig_init; the cleanups write to a pipe. */
+static int cleanup_fd = -1;
+static void cleanup_a(void) { (void)!write(cleanup_fd, "a", 1); }
+static void cleanup_b(void) { (void)!write(cleanup_fd, "b", 1); }
+static void cleanup_none(void) {}
+
+static void test_sig_on_exit(void)
+{
+    int pfd[2], status = 0;
+    char got[8] = {0};
+    ssize_t n;
+    pid_t pid;
+
+    if (pipe(pfd) != 0) {
+        CHECK(0, "sig_on_exit: a pipe", "%s", strerror(errno));
+        return;
+    }
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        int i;
+        close(pfd[0]);
+        cleanup_fd = pfd[1];
+        if (sig_init() != 0 || sig_on_exit(cleanup_a) || sig_on_exit(cleanup_b))
+            _exit(50);
+        for (i = 2; i < 8; i++)
+            if (sig_on_exit(cleanup_none))
+                _exit(51);
+        if (sig_on_exit(cleanup_none) != -1)
+            _exit(52);
+        kill(getpid(), SIGUSR1);
+        for (i = 0; i < 200 && !sig_stopped(); i++)
+            nanosleep(&ts, NULL);
+        kill(getpid(), SIGUSR1);
+        for (i = 0; i < 200; i++)
+            nanosleep(&ts, NULL);
+        _exit(53);
+    }
+    close(pfd[1]);
+    for (n = 0; n < (ssize_t)sizeof got - 1;) { /* until the child's exit closes it */
+        ssize_t r = read(pfd[0], got + n, sizeof got - 1 - (size_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += r;
+    }
+    close(pfd[0]);
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGUSR1 && n == 2 &&
+          !strcmp(got, "ab"),
+          "sig_on_exit: the second signal runs the cleanups in order, exits 138; a ninth refused",
+          "status 0x%x (50 init, 51 register, 52 ninth), cleanups wrote '%s'", status, got);
+}
+
 /* Every terminating signal stops the work; one the parent ignored stays
  * ignored.  In a child, before the parent's sig_init. */
 static void test_signal_set(void)
@@ -913,6 +973,7 @@ int main(void)
     }
     so_use_tmpfile(0);
     test_signal_set();
+    test_sig_on_exit();
     test_tmpfile(um);
     test_stale();
     test_second_signal();

@@ -32,6 +32,7 @@
 #include "hfyu_enc.h"
 #include "reference.h"
 #include "safeout.h"
+#include "signals.h"
 #include "video_io.h"
 
 static char dir[256];
