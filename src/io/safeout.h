@@ -14,7 +14,8 @@
  * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM ..., but not the
  * fault signals, and not one inherited as ignored) in every thread,
  * ignores SIGPIPE and SIGXFSZ, and starts one thread that sigwait()s and
- * raises the stop flag.  Work polls sig_stop (or sig_stopped()) and
+ * raises the stop flag.  That thread also takes SIGWINCH (unless inherited
+ * as ignored) and only notes it, for sig_winched().  Work polls sig_stop (or sig_stopped()) and
  * unwinds; every open so_file is registered so it is cleaned up even on
  * an error path.
  */
@@ -84,6 +85,8 @@ int so_same_file(const char *path, const char *const *inputs, int ninputs);
 int sig_init(void);          /* 0, or -1 (cannot start the thread) */
 extern volatile int sig_stop; /* 0, or the signal number that arrived */
 static inline int sig_stopped(void) { return sig_stop; }
+/* 1 once after each SIGWINCH (the terminal was resized), else 0. */
+int sig_winched(void);
 /* Exit status for an interruption: 128 + signal (130 SIGINT, 143 SIGTERM). */
 int sig_exit_status(void);
 /* "SIGHUP", "SIGRTMIN+2" (static buffer: one caller at a time). */
