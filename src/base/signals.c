@@ -45,6 +45,7 @@ static void run_cleanups(void)
 }
 
 volatile int sig_stop;
+static int sig_winch_seen;
 
 static sigset_t sig_set;
 
@@ -55,6 +56,11 @@ static void *sig_thread(void *arg)
         int sig = 0;
         if (sigwait(&sig_set, &sig) != 0)
             continue;
+        if (sig == SIGWINCH) {
+            /* the terminal's size changed: the progress line asks again */
+            __atomic_store_n(&sig_winch_seen, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         if (__atomic_load_n(&sig_stop, __ATOMIC_SEQ_CST) == 0) {
             /* First signal: ask the work to unwind (in-flight frames
              * finish, temps are removed by so_abort). */
@@ -125,6 +131,10 @@ int sig_init(void)
         add_term_sig(term_sigs[i]);
     for (i = SIGRTMIN; i <= SIGRTMAX; i++)
         add_term_sig(i);
+    /* Not a terminating one: waited for too, rather than caught by a
+     * handler, so that a resize never interrupts a system call in a
+     * worker (EINTR); one inherited as ignored stays ignored. */
+    add_term_sig(SIGWINCH);
     /* Every thread created from now on inherits the mask, so only the
      * sigwait thread ever takes these signals. */
     if (pthread_sigmask(SIG_BLOCK, &sig_set, &old) != 0)
@@ -141,6 +151,11 @@ int sig_init(void)
     }
     started = 1;
     return 0;
+}
+
+int sig_winched(void)
+{
+    return __atomic_exchange_n(&sig_winch_seen, 0, __ATOMIC_RELAXED);
 }
 
 int sig_exit_status(void)

@@ -9,6 +9,8 @@
  * signal raises the stop flag: work polls sig_stop (or sig_stopped()) and
  * unwinds, and the process exits 128 + N (sig_exit_status).  A second one
  * runs the cleanups given to sig_on_exit, then _exit(128 + N) at once.
+ * That thread also takes SIGWINCH (unless inherited as ignored) and only
+ * notes it, for sig_winched().
  */
 #ifndef GPUEDGE_SIGNALS_H
 #define GPUEDGE_SIGNALS_H
@@ -16,6 +18,8 @@
 int sig_init(void);          /* 0, or -1 (cannot start the thread) */
 extern volatile int sig_stop; /* 0, or the signal number that arrived */
 static inline int sig_stopped(void) { return sig_stop; }
+/* 1 once after each SIGWINCH (the terminal was resized), else 0. */
+int sig_winched(void);
 /* Exit status for an interruption: 128 + signal (130 SIGINT, 143 SIGTERM). */
 int sig_exit_status(void);
 /* "SIGHUP", "SIGRTMIN+2" (static buffer: one caller at a time). */

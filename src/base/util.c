@@ -19,6 +19,7 @@
 int ge_quiet;
 __thread int ge_err_muted;
 int ge_verbose;
+int ge_line_clear;
 
 /* Long enough for a path and a reason; longer lines are cut, not lost. */
 #define GE_MSG_MAX 4096
@@ -61,6 +62,12 @@ static void emit(const char *file, const char *fmt, va_list ap)
     int saved = errno;
 
     buf[0] = '\0';
+    if (ge_line_clear) {
+        /* to column 0 and erase: the message replaces a progress line
+         * instead of being glued to its end */
+        memcpy(buf, "\r\033[K", 5);
+        len = 4;
+    }
     append_clean(buf, &len, sizeof buf, GE_PROG ": ");
     if (file) {
         size_t flen = strlen(file);

@@ -28,6 +28,9 @@ extern int ge_quiet;   /* -q */
  * (run.c) try what the usual path redoes, and reports, if it fails. */
 extern __thread int ge_err_muted;
 extern int ge_verbose; /* -v */
+/* Set (by the CLI) while a progress line may stand on stderr's terminal:
+ * each message then starts with "\r\033[K", erasing it. */
+extern int ge_line_clear;
 
 /* What internal calls return besides 0 and -1 (failed, and said why):
  * far from the public ge_status codes (-1..-5, include/gpuedge.h), so

@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "png_out.h"
 #include "util.h"
@@ -31,7 +30,7 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->device = o->device;
     c->fail_job = -1;
     c->sink_job = -1;
-    c->progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
+    prog_init(c);
     c->so.overwrite = o->overwrite;
     c->so.keep_partial = o->keep_partial;
     /* Decoders, before the first image is decoded (prefetch_more). */
@@ -185,8 +184,10 @@ int run_main(cli_opts *o)
     memset(&po, 0, sizeof po);
     memset(&chk, 0, sizeof chk);
     rep_init(&rep);
-    if ((status = run_setup(&c, &st, &po, &rep, &chk)) ||
-        (status = run_engines(&c, &po, &rep, &chk, &t0, &r))) {
+    if ((status = run_setup(&c, &st, &po, &rep, &chk)) == 0)
+        status = run_engines(&c, &po, &rep, &chk, &t0, &r);
+    prog_end(&c); /* the terminal's line erased before the summary */
+    if (status) {
         if (status == GE_EXIT_USAGE)
             cli_usage_hint(); /* after the error's line(s) */
         goto end;

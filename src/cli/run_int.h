@@ -99,7 +99,7 @@ typedef struct run_ctx {
     so_file *out;
     venc_writer *enc;
     int sink_failed;
-    int progress;
+    int progress;        /* PROG_* (progress.c) */
     double last_progress, job_t0;
     /* images are decoded ahead and encoded behind by pools of threads
      * (stb works on one image per thread) */
@@ -167,6 +167,12 @@ void enc_opts(const run_ctx *c, venc_opts *vo);
 int open_hist(run_ctx *c);
 int hist_flush(run_ctx *c);
 int write_report(run_ctx *c, const rep_stats *r);
+
+/* progress.c: the progress line (the writer thread of the first engine). */
+enum { PROG_OFF, PROG_TTY, PROG_PLAIN };
+void prog_init(run_ctx *c);
+void prog_draw(run_ctx *c, const job *j, long frames, int done);
+void prog_end(run_ctx *c);
 
 /* startup.c: the backend, CUDA's start-up overlapped with opening the
  * first input, the devices. */

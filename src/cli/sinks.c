@@ -2,7 +2,7 @@
  * sinks.c — the frame sink an engine's writer thread calls: image files
  * (encoded behind by a pool), image sequences and videos, each written
  * through a temp file and committed only when complete (DESIGN.md §6);
- * the --hist CSV, the progress line and the --report file.
+ * the --hist CSV and the --report file.  The progress line: progress.c.
  */
 #include "run_int.h"
 
@@ -103,23 +103,6 @@ static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *
     return sig_stopped() ? 1 : -1;
 }
 
-static void progress(run_ctx *c, const job *j, long frames, int done)
-{
-    double now = ge_now();
-    if (!c->progress || (!done && now - c->last_progress < 0.25))
-        return;
-    c->last_progress = now;
-    double fps = now > c->job_t0 ? frames / (now - c->job_t0) : 0;
-    if (j->total > 0 && fps > 0 && !done)
-        fprintf(stderr, "\r\033[Kgpuedge: %s: frame %ld/%ld, %.1f fps, ETA %.0f s", j->input,
-                frames, j->total, fps, (j->total - frames) / fps);
-    else
-        fprintf(stderr, "\r\033[Kgpuedge: %s: frame %ld, %.1f fps", j->input, frames, fps);
-    if (done)
-        fputs("\r\033[K", stderr);
-    fflush(stderr);
-}
-
 /* Closes the output of the job the sink has open: commit when every frame
  * went in and nothing failed, else abandon (temp removed or .partial). */
 void close_output(run_ctx *c, int abandon)
@@ -129,7 +112,6 @@ void close_output(run_ctx *c, int abandon)
     if (c->sink_job < 0)
         return;
     j = &c->jobs[c->sink_job];
-    progress(c, j, j->frames, 1);
     /* src_failed is written by the decode thread before it produced any
      * later frame (or before it ended): the queues' locks order it. */
     failed = c->sink_failed || j->src_failed;
@@ -152,6 +134,7 @@ void close_output(run_ctx *c, int abandon)
     }
     if (j->state == JOB_OK)
         j->t_end = ge_now();
+    prog_draw(c, j, j->frames, 1); /* before the note: it erases the line */
     if (c->batch && !ge_quiet && j->state == JOB_OK && j->out_kind != OUT_IMAGE)
         ge_note("%s -> %s: ok (%ld frame%s)", j->input, j->output, j->frames,
                 j->frames == 1 ? "" : "s");
@@ -316,6 +299,8 @@ int media_put(void *ctx, const sink_frame *fr, double *write_ms)
     switch (j->out_kind) {
     case OUT_IMAGE:
         c->sink_job = -1; /* nothing left open */
+        if (c->batch)
+            prog_draw(c, j, fr->index + 1, 0); /* which file of how many */
         if (encode_behind(c, fr) == 0) {
             *write_ms = -1; /* the encode task reports its own time */
             return 0;
@@ -330,7 +315,7 @@ int media_put(void *ctx, const sink_frame *fr, double *write_ms)
         break;
     }
     if (c->sink_job >= 0)
-        progress(c, j, j->frames, 0);
+        prog_draw(c, j, j->frames, 0);
     if (!c->sink_failed)
         first_written(c);
     *write_ms = (ge_now() - t0) * 1e3;
