@@ -32,6 +32,7 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->fail_job = -1;
     c->sink_job = -1;
     c->lane_hw = -1;
+    c->threads = o->threads;
     c->progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c->so.overwrite = o->overwrite;
     c->so.keep_partial = o->keep_partial;

@@ -106,6 +106,8 @@ typedef struct run_ctx {
     struct prefetch *pf;  /* one per job; only image jobs are used */
     rep_stats *rep;
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
+    int threads;        /* its decoders' and encoders' threads (0: every
+                           core; several engines: their share) */
     int lane_hw;        /* several engines: this one's videos decode on NVDEC
                            (1), in software (0), or as --hwdec says (-1) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU

@@ -176,6 +176,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
                  : c->lane_hw < 0 ? c->o->hwdec
                  : c->lane_hw ? CLI_HWDEC_NVDEC : CLI_HWDEC_NONE;
         vid_opts vo = video_opts(c->o, hw, c->device);
+        vo.threads = c->threads;
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;
