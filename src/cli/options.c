@@ -222,7 +222,7 @@ const cli_opt cli_opt_table[] = {
                                 "largest first (same outputs as one device)"},
     {.name = "video-engines", .arg = required_argument, .kind = CLI_INT, .store = CLI_ST_INT,
      .field = F(video_engines), .lo = 0, .hi = CLI_VIDEO_ENGINES_MAX,
-     .err = "--video-engines '%s': expected 0 (auto) to 8",
+     .err = "--video-engines '%s': expected 0 (auto) to 32",
      .metavar = "N", .help = "batch of videos: N engines a device (1..8), each\n"
                              "decoding and encoding its own video; 0: 4 on\n"
                              "the GPU backend, 1 on the CPU backend", .dflt = "0"},

@@ -681,7 +681,8 @@ static int fit_sw_decoders(vsrc *s, const vs_scan *sc, int ndec)
     s->segs = NULL;
     s->nseg = 0;
     ndec = fit < 2 ? 1 : (int)fit;
-    if (ndec >= 2 && cut(s, sc, ndec, 0))
+    /* and segments no longer than the decoders ahead can hold */
+    if (ndec >= 2 && cut(s, sc, ndec, (size_t)((double)VS_MEM_BUDGET / ((ndec - 1) * fb))))
         ndec = 1;
     return ndec;
 }
