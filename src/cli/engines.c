@@ -306,9 +306,6 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
         l->progress = 0; /* one progress line: the first engine's */
     }
     l->lane = i;
-    l->lane_hw = -1;
-    if (use_gpu && o->hwdec == CLI_HWDEC_AUTO && hook_hw_engines() >= 0)
-        l->lane_hw = i < hook_hw_engines();
     l->device = use_gpu ? devs[i % ndev] : -1;
     l->fail_job = -1;
     l->nvj_dev_set = 0;

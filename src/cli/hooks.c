@@ -5,9 +5,6 @@
  *
  *   GPUEDGE_CPU_ENGINES=N     the CPU backend runs N engines, as N devices
  *                             would: the scheduler tested without GPUs
- *   GPUEDGE_HW_ENGINES=N      a GPU batch of videos under --hwdec=auto: the
- *                             first N engines decode on NVDEC, the others
- *                             in software (measurement of the split)
  *   GPUEDGE_FAIL_ENGINE=K[:N] engine K (or "all") fails at its N-th file
  *                             (1st by default) as a lost device would: an
  *                             image before it is computed, a video at its
@@ -27,17 +24,6 @@ int hook_cpu_engines(void)
     return n > 0 && n <= 64 ? (int)n : 0;
 #else
     return 0;
-#endif
-}
-
-int hook_hw_engines(void)
-{
-#ifdef GE_TEST_HOOKS
-    const char *e = getenv("GPUEDGE_HW_ENGINES");
-    long n = e && *e ? strtol(e, NULL, 10) : -1;
-    return n >= 0 && n <= 64 ? (int)n : -1;
-#else
-    return -1;
 #endif
 }
 

@@ -31,7 +31,6 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->device = o->device;
     c->fail_job = -1;
     c->sink_job = -1;
-    c->lane_hw = -1;
     c->threads = o->threads;
     c->progress = o->progress > 0 || (o->progress < 0 && !o->quiet && isatty(2));
     c->so.overwrite = o->overwrite;

@@ -108,8 +108,6 @@ typedef struct run_ctx {
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     int threads;        /* its decoders' and encoders' threads (0: every
                            core; several engines: their share) */
-    int lane_hw;        /* several engines: this one's videos decode on NVDEC
-                           (1), in software (0), or as --hwdec says (-1) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
     nvj_dec *nvj;
@@ -183,7 +181,6 @@ int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, doubl
 
 /* hooks.c: test hooks, read only in test builds (GE_TEST_HOOKS). */
 int hook_cpu_engines(void);
-int hook_hw_engines(void);
 void hook_fail_engine(run_shared *sh);
 
 #endif
