@@ -319,8 +319,11 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     l->po.device = use_gpu ? l->device : 0;
     l->po.report = o->report ? &l->lrep : NULL;
     l->po.check = &l->lchk;
+    /* the engines share the cores: decoders, encoders and the CPU
+     * backend's bands (the bytes do not depend on it) */
+    l->threads = share > 0 ? share : 1;
     if (!use_gpu)
-        l->po.threads = share > 0 ? share : 1; /* (the bytes do not depend on it) */
+        l->po.threads = l->threads;
     l->rep = l->po.report;
     /* each engine its own libgpuedge context, on its device */
     l->po.ctx = NULL;

@@ -222,10 +222,11 @@ const cli_opt cli_opt_table[] = {
                                 "largest first (same outputs as one device)"},
     {.name = "video-engines", .arg = required_argument, .kind = CLI_INT, .store = CLI_ST_INT,
      .field = F(video_engines), .lo = 0, .hi = CLI_VIDEO_ENGINES_MAX,
-     .err = "--video-engines '%s': expected 0 (auto) to 8",
-     .metavar = "N", .help = "batch of videos: N engines a device (1..8), each\n"
-                             "decoding and encoding its own video; 0: 4 on\n"
-                             "the GPU backend, 1 on the CPU backend", .dflt = "0"},
+     .err = "--video-engines '%s': expected 0 (auto) to 16",
+     .metavar = "N", .help = "batch of videos: N engines a device (1..16), each\n"
+                             "decoding and encoding its own video on its share\n"
+                             "of the threads; 0: 4 on the GPU backend, 1 on the\n"
+                             "CPU backend", .dflt = "0"},
     {.name = "hwdec", .arg = required_argument, .kind = CLI_KEYWORD, .store = CLI_ST_INT,
      .field = F(hwdec), .keys = hwdecs, .err = "--hwdec '%s': expected auto, none or nvdec",
      .metavar = "MODE", .help = "video decoding: auto (with the GPU backend, NVDEC\n"

@@ -26,7 +26,7 @@ enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
 
 /* --video-engines' bound: each engine holds its own decoder, encoder and
  * threads. */
-#define CLI_VIDEO_ENGINES_MAX 8
+#define CLI_VIDEO_ENGINES_MAX 16
 /* --start's bound in seconds (about 31 years): checked before it becomes
  * microseconds or a frame count in 64 bits. */
 #define CLI_START_MAX 1e9

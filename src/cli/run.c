@@ -30,6 +30,7 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->device = o->device;
     c->fail_job = -1;
     c->sink_job = -1;
+    c->threads = o->threads;
     prog_init(c);
     c->so.overwrite = o->overwrite;
     c->so.keep_partial = o->keep_partial;

@@ -107,6 +107,8 @@ typedef struct run_ctx {
     struct prefetch *pf;  /* one per job; only image jobs are used */
     rep_stats *rep;
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
+    int threads;        /* its decoders' and encoders' threads (0: every
+                           core; several engines: their share) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
     nvj_dec *nvj;

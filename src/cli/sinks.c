@@ -213,7 +213,7 @@ static int encode_behind(run_ctx *c, const sink_frame *fr)
 void enc_opts(const run_ctx *c, venc_opts *vo)
 {
     memset(vo, 0, sizeof *vo);
-    vo->threads = c->o->threads;
+    vo->threads = c->threads;
     vo->mem_limit = (size_t)c->o->mem_limit; /* caps the parallel FFV1 encoders */
     vo->codec = c->o->codec; /* checked by cli_parse */
     vo->preset = c->o->preset;

@@ -162,6 +162,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         /* NVDEC's frames stay on the device: only for the GPU engine, on
          * this engine's device (NVDEC sessions spread over the devices) */
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE, c->device);
+        vo.threads = c->threads;
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             j->src_failed = 1;

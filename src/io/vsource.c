@@ -662,6 +662,31 @@ size_t vsrc_dev_budget(size_t free_bytes)
     return b > ((size_t)64 << 20) ? b : (size_t)64 << 20;
 }
 
+/* Software segments decode ahead into host memory: the decoders past the
+ * segment being handed on stop when VS_MEM_BUDGET is spent, so a file cut
+ * into long segments (keyframes far apart) keeps only about 1 + budget /
+ * segment bytes of them busy; the rest would wait.  Then fewer decoders,
+ * each with more frame threads, and the segments cut again for them.
+ * Returns the decoders to use (1: no segments, s->segs freed). */
+static int fit_sw_decoders(vsrc *s, const vs_scan *sc, int ndec)
+{
+    double fb = (double)s->info.width * s->info.height * (s->o.rgb ? 3 : 1);
+    double seg = (double)sc->limit / s->nseg, fit;
+    if (fb <= 0 || seg <= 0)
+        return ndec;
+    fit = 1 + (double)VS_MEM_BUDGET / (seg * fb);
+    if (fit >= ndec)
+        return ndec;
+    free(s->segs);
+    s->segs = NULL;
+    s->nseg = 0;
+    ndec = fit < 2 ? 1 : (int)fit;
+    /* and segments no longer than the decoders ahead can hold */
+    if (ndec >= 2 && cut(s, sc, ndec, (size_t)((double)VS_MEM_BUDGET / ((ndec - 1) * fb))))
+        ndec = 1;
+    return ndec;
+}
+
 /* --hwdec=auto's choice for the file opened in software (sc: its scan, or
  * NULL): 1 NVDEC (or a codec whose reader explains itself under -v), 0
  * software.  Says which under -v. */
@@ -698,7 +723,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : ge_cpu_count();
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int autohw = 0, sw_first = 0, regular, reopen, scanned = 0;
+    int autohw = 0, sw_first = 0, regular, reopen, scanned = 0, segmented;
     size_t seg_max = 0;
     vs_scan sc;
 
@@ -785,7 +810,10 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     } else {
         s->o.hwdec = VID_HWDEC_NONE;
     }
-    if (ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0) {
+    segmented = ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0;
+    if (segmented && !s->hw)
+        segmented = (ndec = fit_sw_decoders(s, &sc, ndec)) >= 2;
+    if (segmented) {
         s->ndec = s->nseg < ndec ? s->nseg : ndec;
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
         if (s->hw)

@@ -11,11 +11,19 @@
  *
  *   bench_mkclip [-s WxH] [-n FRAMES] [-c CRF] [-p PRESET] [-g GOP]
  *                [-t THREADS] INPUT OUTPUT.mp4
+ *   bench_mkclip -j N [-n FRAMES] INPUT OUTPUT.mp4
+ *
+ * -j N joins the input's video stream N times by stream copy (what
+ * ffmpeg's concat demuxer with -c copy gives: the same packets, each copy's
+ * timestamps after the last), or only its first FRAMES packets with -n: the
+ * long and short clips of the batch benchmark (tests/bench/video_batch.sh)
+ * made from bbb1080.mp4 without an ffmpeg program.
  *
  * Defaults: -s 1920x1080 -n 530 -c 28 -p medium -g 125 -t 4.  The frame
  * rate and time base are the input's.  Audio is dropped.  Writes
  * OUTPUT.tmp, then renames it; prints one line on success.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +123,86 @@ static int write_packets(AVCodecContext *enc, AVFormatContext *ofmt, AVStream *s
     return rc;
 }
 
+/* -j: the first `frames` packets (all with frames < 1) of in's video
+ * stream, `times` times, into out (MP4, bitexact), by stream copy. */
+static int join(const char *in_name, const char *out_name, int times, int frames)
+{
+    AVFormatContext *in = NULL, *out = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    AVStream *ist, *ost;
+    char tmp[4096];
+    int64_t span = 0;
+    int vs, n = 0, rc;
+
+    snprintf(tmp, sizeof tmp, "%s.tmp", out_name);
+    if (!pkt)
+        return AVERROR(ENOMEM);
+    if ((rc = avformat_open_input(&in, in_name, NULL, NULL)) < 0 ||
+        (rc = avformat_find_stream_info(in, NULL)) < 0 ||
+        (rc = vs = av_find_best_stream(in, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) < 0 ||
+        (rc = avformat_alloc_output_context2(&out, NULL, "mp4", tmp)) < 0)
+        goto end;
+    ist = in->streams[vs];
+    if (!(ost = avformat_new_stream(out, NULL))) {
+        rc = AVERROR(ENOMEM);
+        goto end;
+    }
+    if ((rc = avcodec_parameters_copy(ost->codecpar, ist->codecpar)) < 0)
+        goto end;
+    ost->codecpar->codec_tag = 0;
+    ost->time_base = ist->time_base;
+    out->flags |= AVFMT_FLAG_BITEXACT;
+    if ((rc = avio_open(&out->pb, tmp, AVIO_FLAG_WRITE)) < 0 ||
+        (rc = avformat_write_header(out, NULL)) < 0)
+        goto end;
+    for (int t = 0; t < times; t++) {
+        int k = 0;
+        if (t) { /* each copy read from a fresh open: no seek to trust */
+            avformat_close_input(&in);
+            if ((rc = avformat_open_input(&in, in_name, NULL, NULL)) < 0 ||
+                (rc = avformat_find_stream_info(in, NULL)) < 0)
+                goto end;
+        }
+        while ((frames < 1 || k < frames) && (rc = av_read_frame(in, pkt)) >= 0) {
+            if (pkt->stream_index != vs) {
+                av_packet_unref(pkt);
+                continue;
+            }
+            if (!t) { /* one copy's span: the last end of the first pass */
+                int64_t e = pkt->pts + pkt->duration;
+                span = e > span ? e : span;
+            }
+            pkt->pts += t * span;
+            pkt->dts += t * span;
+            pkt->stream_index = 0;
+            pkt->pos = -1;
+            av_packet_rescale_ts(pkt, ist->time_base, ost->time_base);
+            if ((rc = av_interleaved_write_frame(out, pkt)) < 0)
+                goto end;
+            k++;
+            n++;
+        }
+        if (rc < 0 && rc != AVERROR_EOF)
+            goto end;
+    }
+    if ((rc = av_write_trailer(out)) < 0 || (rc = avio_closep(&out->pb)) < 0 ||
+        (rc = rename(tmp, out_name) ? AVERROR(errno) : 0) < 0)
+        goto end;
+    printf("bench_mkclip: %s -> %s: %d packets (the input's %s joined %d times, stream "
+           "copy)\n", in_name, out_name, n, frames > 0 ? "first packets" : "video", times);
+end:
+    if (rc < 0)
+        fprintf(stderr, "bench_mkclip: %s: %s\n", in_name, av_err2str(rc));
+    if (out && out->pb)
+        avio_closep(&out->pb);
+    if (rc < 0)
+        remove(tmp);
+    avformat_free_context(out);
+    avformat_close_input(&in);
+    av_packet_free(&pkt);
+    return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     int W = 1920, H = 1080, frames = 530, crf = 28, gop = 125, threads = 4, opt;
@@ -129,16 +217,17 @@ int main(int argc, char **argv)
     AVFrame *fr = av_frame_alloc(), *sc = av_frame_alloc();
     struct SwsContext *sws = NULL;
     AVRational rate;
-    int n = 0, loops = 0, rc = -1, draining = 0;
+    int n = 0, loops = 0, rc = -1, draining = 0, joins = 0, nset = 0;
 
     av_log_set_level(AV_LOG_ERROR); /* x264's statistics are noise here */
-    while ((opt = getopt(argc, argv, "s:n:c:p:g:t:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:n:c:p:g:t:j:")) != -1) {
         switch (opt) {
         case 's':
             if (sscanf(optarg, "%dx%d", &W, &H) != 2 || W < 16 || H < 16 || (W | H) & 1)
                 goto usage;
             break;
-        case 'n': frames = atoi(optarg); break;
+        case 'n': frames = atoi(optarg); nset = 1; break;
+        case 'j': joins = atoi(optarg); break;
         case 'c': crf = atoi(optarg); break;
         case 'p': preset = optarg; break;
         case 'g': gop = atoi(optarg); break;
@@ -146,8 +235,12 @@ int main(int argc, char **argv)
         default: goto usage;
         }
     }
-    if (argc - optind != 2 || frames < 1 || gop < 1 || threads < 1)
+    if (argc - optind != 2 || frames < 1 || gop < 1 || threads < 1 || joins < 0)
         goto usage;
+    if (joins) {
+        rc = join(argv[optind], argv[optind + 1], joins, nset ? frames : 0);
+        goto end;
+    }
     if (!pkt || !fr || !sc)
         goto oom;
     if (in_open(&in, argv[optind]))
@@ -240,7 +333,8 @@ int main(int argc, char **argv)
     goto end;
 usage:
     fprintf(stderr, "usage: bench_mkclip [-s WxH] [-n FRAMES] [-c CRF] [-p PRESET] "
-                    "[-g GOP] [-t THREADS] INPUT OUTPUT.mp4\n");
+                    "[-g GOP] [-t THREADS] INPUT OUTPUT.mp4\n"
+                    "       bench_mkclip -j N [-n FRAMES] INPUT OUTPUT.mp4\n");
     rc = 2;
     goto end;
 oom:
