@@ -26,8 +26,8 @@ ger() {
 }
 
 # ---- --video-engines on the command line
-for bad in 9 -1 x '' 2x; do
-    fails "--video-engines '$bad'" 2 "--video-engines '$bad': expected 0 [(]auto[)] to 8" \
+for bad in 17 -1 x '' 2x; do
+    fails "--video-engines '$bad'" 2 "--video-engines '$bad': expected 0 [(]auto[)] to 16" \
         $G --video-engines "$bad" "$SAMPLES/grey.png" e.png
 done
 
