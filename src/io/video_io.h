@@ -77,14 +77,15 @@ int vid_open_mem(const void *buf, size_t n, const char *name,
 /* Next frame into *fr (fr->f.data points into buf, reserved as needed;
  * fr->job is left to the caller).  1 / 0 end / -1 failed (see above). */
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
-/* Frees; prints "gpuedge: FILE: N decoding errors (corrupt data skipped
- * or concealed)" (ge_note) when decoding met any.  NULL-safe, sets *r to
- * NULL. */
+/* Frees, silently: the caller reports a damaged input once
+ * (vid_corrupt_count; a source of several readers over one file would
+ * otherwise say it once a reader).  NULL-safe, sets *r to NULL. */
 void vid_close(vid_reader **r);
 
 void vid_get_info(const vid_reader *r, vid_info *info);
 /* Decoding errors so far: packets the demuxer flagged or the decoder
- * rejected, frames the decoder marked corrupt, and error lines the
+ * rejected, frames the decoder marked corrupt, a .y4m ending inside a
+ * frame, and error lines the
  * demuxer or decoder logged (FFV1 slice CRC mismatches are only logged:
  * this module installs an av_log callback that counts them, then hands
  * every message to av_log_default_callback). */
