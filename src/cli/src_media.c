@@ -40,11 +40,11 @@ void video_opened(run_ctx *c, int ji)
     j->damage[0] = '\0';
 }
 
-/* A video that ended after decoding errors (the reader's count, which
- * does not depend on --threads being 0 or not: vsource.c): one line
- * saying what was lost.  Without --strict the frames stand: a notice
- * (in a batch, the file's "ok" line says it instead: close_output);
- * with it the file fails. */
+/* A video that ended after decoding errors: one line saying what was
+ * lost (no error count: segments and fallbacks count differently, the
+ * line is the same with any --threads).  Without --strict the frames
+ * stand: a notice (in a batch, the file's "ok" line says it instead:
+ * close_output); with it the file fails. */
 static void video_damaged(run_ctx *c, job *j)
 {
     char of[48] = "";
