@@ -19,6 +19,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -170,6 +171,7 @@ struct vid_reader {
     long nout;
     long corrupt;
     int64_t pkt_end;   /* where the last packet read ended (a y4m's end) */
+    int64_t y4m_data;  /* a seekable y4m: where its frames start, else -1 */
     int errors_in_row;
     int64_t last_pts, last_dur;
     /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
@@ -475,6 +477,11 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
             ge_err(path, "cannot open video: %s", vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
+    /* a y4m's header is read: its frames follow (y4m_frames) */
+    r->y4m_data = -1;
+    if (!strcmp(r->fmt->iformat->name, "yuv4mpegpipe") && r->fmt->pb &&
+        (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL))
+        r->y4m_data = avio_tell(r->fmt->pb);
     ret = avformat_find_stream_info(r->fmt, NULL);
     if (ret < 0) {
         if (!sig_stop)
@@ -762,6 +769,22 @@ void vid_close(vid_reader **pr)
     free(r);
 }
 
+/* The frames a seekable y4m holds, a partial one at its end included
+ * (its container counts none): the bytes after the header over a frame's
+ * ("FRAME\n" and the picture, as libavformat's demuxer reads them).  0
+ * when unknown. */
+static int64_t y4m_frames(const vid_reader *r)
+{
+    const AVCodecParameters *par = r->fmt->streams[r->vidx]->codecpar;
+    int64_t size, frame;
+    int pic;
+    if (r->y4m_data < 0 || (size = avio_size(r->fmt->pb)) <= r->y4m_data ||
+        (pic = av_image_get_buffer_size(par->format, par->width, par->height, 1)) <= 0)
+        return 0;
+    frame = (int64_t)pic + 6;
+    return (size - r->y4m_data + frame - 1) / frame;
+}
+
 void vid_get_info(const vid_reader *r, vid_info *info)
 {
     AVStream *st = r->fmt->streams[r->vidx];
@@ -777,7 +800,7 @@ void vid_get_info(const vid_reader *r, vid_info *info)
         info->duration = (double)r->fmt->duration / AV_TIME_BASE;
     else
         info->duration = -1;
-    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : 0;
+    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : y4m_frames(r);
     info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
 }
 

@@ -53,7 +53,9 @@ typedef struct vid_info {
     AVRational time_base;  /* the video stream's: unit of vid_last_ts */
     AVRational frame_rate; /* av_guess_frame_rate; {0,1} when unknown */
     double duration;       /* seconds; -1 when unknown */
-    int64_t nb_frames;     /* as the container says; 0 when unknown */
+    int64_t nb_frames;     /* as the container says (a seekable .y4m: as
+                              its size holds, a partial frame included);
+                              0 when unknown */
     const char *codec;     /* decoder name */
 } vid_info;
 

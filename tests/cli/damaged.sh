@@ -39,7 +39,7 @@ head -c $(($(size clean.mkv) / 2)) clean.mkv >cut.mkv
 cp clean.mkv mid.mkv
 junk 4 | dd of=mid.mkv bs=1 seek=$(($(size clean.mkv) / 2)) conv=notrunc 2>/dev/null
 # 20 frames of 64x48 4:2:0 (4608 bytes and "FRAME\n" each): 9 whole
-# frames and a part of the tenth
+# frames and a part of the tenth (the notice counts it: "of 10")
 head -c $(($(size clean.y4m) / 2)) clean.y4m >cut.y4m
 
 NOTICE_TAIL='frames? decoded \(corrupt or missing data skipped or concealed\)$'
@@ -74,7 +74,7 @@ damaged "MP4 cut in half" cut.mp4 "of 100"
 damaged "Matroska cut in half" cut.mkv "of about 100"
 damaged "Matroska with 4 KiB overwritten in the middle" mid.mkv "of about 100"
 damaged "Matroska with bit noise in its packets" noisy.mkv "of about 100"
-damaged ".y4m cut inside a frame" cut.y4m ""
+damaged ".y4m cut inside a frame" cut.y4m "of 10"
 
 # the two ways --threads 2 went there (-v): the damaged Matroska files in
 # segments, then one decoder from the damage on; the cut MP4 (its scan
