@@ -300,6 +300,9 @@ const cli_opt cli_opt_table[] = {
      .help = "replace existing outputs"},
     {.name = "keep-partial", .kind = CLI_FLAG, .field = F(keep_partial), .set = 1,
      .help = "keep a failed output as NAME.partial.EXT"},
+    {.name = "strict", .kind = CLI_FLAG, .field = F(strict), .set = 1,
+     .help = "video: a damaged input (decoding errors, a file\n"
+             "cut short) fails: exit 1, its output removed"},
     {.name = "frames", .arg = required_argument, .kind = CLI_INT, .store = CLI_ST_LONG,
      .field = F(frames), .lo = 1, .hi = LONG_MAX,
      .err = "--frames '%s': expected a positive number",

@@ -64,6 +64,7 @@ typedef struct cli_opts {
     int null_list;           /* -0: --from-file's names end with NUL */
     unsigned long long mem_limit; /* 0 = none */
     int keep_partial;
+    int strict;              /* --strict: a damaged video fails */
     int overwrite;
     int quiet, verbose;
     int progress;            /* -1 auto (TTY), 0 off, 1 on */

@@ -92,20 +92,25 @@ static int run_setup(run_ctx *c, run_start *st, pipe_opts *po, rep_stats *rep, c
 static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
 {
     const cli_opts *o = c->o;
-    int nok = 0, nfail = 0, nskip = 0, status;
+    int nok = 0, nfail = 0, nskip = 0, ndmg = 0, status;
     long long nframes = 0;
+    char dmg[32] = "";
     for (int i = 0; i < c->njobs; i++) {
         if (c->jobs[i].state == JOB_PENDING && c->jobs[i].src_failed)
             c->jobs[i].state = JOB_FAILED;
         nok += c->jobs[i].state == JOB_OK;
         nfail += c->jobs[i].state == JOB_FAILED;
         nskip += c->jobs[i].state == JOB_SKIPPED;
+        ndmg += c->jobs[i].state == JOB_OK && c->jobs[i].damaged;
         nframes += c->jobs[i].frames;
     }
+    rep->damaged_files = ndmg;
+    if (ndmg)
+        snprintf(dmg, sizeof dmg, " (%d damaged)", ndmg);
     for (int i = 0; o->report && c->njobs > 1 && i < c->njobs; i++)
         if (c->jobs[i].state == JOB_OK)
             rep_add_file(rep, c->jobs[i].input, c->jobs[i].frames,
-                         c->jobs[i].t_end - c->jobs[i].t_begin);
+                         c->jobs[i].t_end - c->jobs[i].t_begin, c->jobs[i].damaged);
     if (o->report && write_report(c, rep))
         r = r ? r : -1;
     if (o->cpu_ref_every) {
@@ -119,9 +124,9 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
                 "pixels (nvJPEG's differ slightly from libjpeg-turbo's)\n", c->nvj_hw,
                 c->nvj_hw == 1 ? "" : "s", c->nvj_hybrid, c->nvj_cpu);
     if (c->batch && !ge_quiet)
-        ge_note("%d file%s: %d ok, %d failed, %d skipped; %lld frame%s in %.2f s", c->njobs,
-                c->njobs == 1 ? "" : "s", nok, nfail, nskip, nframes, nframes == 1 ? "" : "s",
-                rep->wall_s);
+        ge_note("%d file%s: %d ok%s, %d failed, %d skipped; %lld frame%s in %.2f s", c->njobs,
+                c->njobs == 1 ? "" : "s", nok, dmg, nfail, nskip, nframes,
+                nframes == 1 ? "" : "s", rep->wall_s);
     if (r == GE_STOPPED || sig_stopped()) {
         status = sig_exit_status();
         ge_err(NULL, "interrupted by %s", sig_name(status - 128));

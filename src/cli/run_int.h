@@ -44,6 +44,12 @@ typedef struct job {
     long frames;       /* written (sink thread) */
     long decoded;      /* decoded (source thread) */
     long total;        /* expected frames (progress), 0 unknown */
+    long expect;       /* frames the container says the run gets, 0 unknown */
+    int total_exact;   /* ... counted by the container (else from its duration) */
+    /* damaged video (source thread, before its later frames, as
+     * src_failed): what was lost, for the notice and the batch line */
+    int damaged;
+    char damage[112];
     double t_begin;    /* decoding began (source side) */
     double t_end;      /* output complete (sink side) */
     AVRational tb, fps;

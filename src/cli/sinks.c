@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libavutil/avutil.h>
 
@@ -103,6 +104,16 @@ static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *
     return sig_stopped() ? 1 : -1;
 }
 
+/* --strict failed a damaged video written as an image sequence: its
+ * frames, committed one by one, go too (no output kept). */
+static void remove_sequence(const job *j)
+{
+    char name[4096];
+    for (long k = 1; k <= j->frames; k++)
+        if (vid_sequence_name(j->output, k, name, sizeof name) == 0)
+            unlink(name);
+}
+
 /* Closes the output of the job the sink has open: commit when every frame
  * went in and nothing failed, else abandon (temp removed or .partial). */
 void close_output(run_ctx *c, int abandon)
@@ -127,17 +138,24 @@ void close_output(run_ctx *c, int abandon)
                 j->state = JOB_FAILED;
         }
     } else if (j->out_kind == OUT_SEQUENCE) {
-        if (!failed && !abandon && j->state == JOB_PENDING && j->frames > 0)
+        if (!failed && !abandon && j->state == JOB_PENDING && j->frames > 0) {
             j->state = JOB_OK;
-        else if (!sig_stopped())
+        } else if (!sig_stopped()) {
             j->state = JOB_FAILED;
+            if (j->src_failed && c->o->strict && j->damage[0])
+                remove_sequence(j);
+        }
     }
     if (j->state == JOB_OK)
         j->t_end = ge_now();
     prog_draw(c, j, j->frames, 1); /* before the note: it erases the line */
-    if (c->batch && !ge_quiet && j->state == JOB_OK && j->out_kind != OUT_IMAGE)
-        ge_note("%s -> %s: ok (%ld frame%s)", j->input, j->output, j->frames,
-                j->frames == 1 ? "" : "s");
+    if (c->batch && !ge_quiet && j->state == JOB_OK && j->out_kind != OUT_IMAGE) {
+        if (j->damaged)
+            ge_note("%s -> %s: %s", j->input, j->output, j->damage);
+        else
+            ge_note("%s -> %s: ok (%ld frame%s)", j->input, j->output, j->frames,
+                    j->frames == 1 ? "" : "s");
+    }
     c->sink_job = -1;
     c->sink_failed = 0;
 }

@@ -24,15 +24,43 @@ void video_opened(run_ctx *c, int ji)
     j->total = vi.nb_frames > 0 ? (long)vi.nb_frames
                : vi.duration > 0 && vi.frame_rate.num > 0
                    ? (long)(vi.duration * av_q2d(vi.frame_rate) + 0.5) : 0;
+    j->total_exact = vi.nb_frames > 0 && c->o->start <= 0;
     if (c->o->start > 0 && j->total > 0 && vi.frame_rate.num > 0) {
         /* --start skips about start * fps of them */
         long skip = (long)(c->o->start * av_q2d(vi.frame_rate) + 0.5);
         j->total = j->total > skip ? j->total - skip : 0;
     }
+    /* what a damaged file's notice compares with: none when unknown */
+    j->expect = j->total > c->o->frames && c->o->frames > 0 ? c->o->frames : j->total;
     if (c->o->frames > 0 && (j->total == 0 || j->total > c->o->frames))
         j->total = c->o->frames;
     c->vr_job = ji;
     j->decoded = 0;
+    j->damaged = 0;
+    j->damage[0] = '\0';
+}
+
+/* A video that ended after decoding errors: one line saying what was
+ * lost (no error count: segments and fallbacks count differently, the
+ * line is the same with any --threads).  Without --strict the frames
+ * stand: a notice (in a batch, the file's "ok" line says it instead:
+ * close_output); with it the file fails. */
+static void video_damaged(run_ctx *c, job *j)
+{
+    char of[48] = "";
+    if (j->expect > j->decoded)
+        snprintf(of, sizeof of, " of %s%ld", j->total_exact ? "" : "about ", j->expect);
+    snprintf(j->damage, sizeof j->damage,
+             "damaged: %ld%s frame%s decoded (corrupt or missing data skipped or concealed)",
+             j->decoded, of, j->decoded == 1 && !of[0] ? "" : "s");
+    if (c->o->strict) {
+        ge_err(j->input, "%s; --strict", j->damage);
+        j->src_failed = 1;
+        return;
+    }
+    j->damaged = 1;
+    if (!c->batch)
+        ge_note("%s: %s", j->input, j->damage);
 }
 
 /* Start-up figure: the first frame decoded (any engine's decode thread). */
@@ -109,9 +137,10 @@ static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
     }
     if (r < 0 && !sig_stopped())
         j->src_failed = 1;
+    else if (r == 0 && j->decoded > 0 && vsrc_corrupt_count(c->vr) > 0)
+        video_damaged(c, j);
     else if (r == 0 && j->decoded == 0) {
-        /* one line: vid_close adds no "decoding errors" notice for a file
-         * without frames, the count goes here */
+        /* one line, with the count of decoding errors */
         long nerr = vsrc_corrupt_count(c->vr);
         if (nerr > 0)
             ge_err(j->input, "no video frames decoded (%ld decoding error%s)", nerr,

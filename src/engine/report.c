@@ -51,7 +51,7 @@ void rep_add(rep_stats *r, int stage, double ms)
     pthread_mutex_unlock(&r->mu);
 }
 
-void rep_add_file(rep_stats *r, const char *name, long frames, double seconds)
+void rep_add_file(rep_stats *r, const char *name, long frames, double seconds, int damaged)
 {
     char *n;
     pthread_mutex_lock(&r->mu);
@@ -67,6 +67,7 @@ void rep_add_file(rep_stats *r, const char *name, long frames, double seconds)
         r->files[r->nfiles].name = n;
         r->files[r->nfiles].frames = frames;
         r->files[r->nfiles].seconds = seconds;
+        r->files[r->nfiles].damaged = damaged;
         r->nfiles++;
     }
 end:
@@ -233,6 +234,7 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
                     "\"stage_sum_ms\":%.6f,\"fps\":%.3f,\"mpx_per_s\":%.3f,\"bound_by\":",
                 r->frames, r->pixels, r->wall_s, sum, fps, mpx);
         json_string(fp, bound >= 0 ? stage_names[bound] : "");
+        fprintf(fp, ",\"damaged_files\":%ld", r->damaged_files);
         startup_print(r, 1, fp);
         if (r->nfiles) {
             fprintf(fp, ",\"files\":[");
@@ -240,8 +242,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
                 const struct rep_file *f = &r->files[i];
                 fprintf(fp, "%s{\"file\":", i ? "," : "");
                 json_string(fp, f->name);
-                fprintf(fp, ",\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.3f}", f->frames,
-                        f->seconds, f->seconds > 0 ? f->frames / f->seconds : 0);
+                fprintf(fp, ",\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.3f,\"status\":\"%s\"}",
+                        f->frames, f->seconds, f->seconds > 0 ? f->frames / f->seconds : 0,
+                        f->damaged ? "damaged" : "ok");
             }
             fprintf(fp, "]");
         }
@@ -279,14 +282,17 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
             r->frames, r->pixels, r->wall_s, sum / 1e3, fps, mpx);
     if (bound >= 0)
         fprintf(fp, "  bound by: %s\n", stage_names[bound]);
+    if (r->damaged_files)
+        fprintf(fp, "  damaged videos: %ld (their frames decoded stand)\n", r->damaged_files);
     startup_print(r, 0, fp);
     if (r->nfiles) {
         fprintf(fp, "  per file (decode start to output committed; files overlap):\n");
         fprintf(fp, "  %8s %10s %10s  %s\n", "frames", "seconds", "fps", "file");
         for (size_t i = 0; i < r->nfiles; i++) {
             const struct rep_file *f = &r->files[i];
-            fprintf(fp, "  %8ld %10.4f %10.2f  %s\n", f->frames, f->seconds,
-                    f->seconds > 0 ? f->frames / f->seconds : 0, f->name);
+            fprintf(fp, "  %8ld %10.4f %10.2f  %s%s\n", f->frames, f->seconds,
+                    f->seconds > 0 ? f->frames / f->seconds : 0, f->name,
+                    f->damaged ? "  (damaged)" : "");
         }
     }
     if (r->nengines) {

@@ -30,9 +30,11 @@ typedef struct rep_stats {
     char device[256];
     pthread_mutex_t mu; /* rep_add is called from several threads */
     /* per file of a batch: frames and seconds from its decoding's start
-     * to its output's commit (files overlap in the pipeline) */
-    struct rep_file { char *name; long frames; double seconds; } *files;
+     * to its output's commit (files overlap in the pipeline), and whether
+     * it was a damaged video (its frames decoded stand) */
+    struct rep_file { char *name; long frames; double seconds; int damaged; } *files;
     size_t nfiles, capfiles;
+    long damaged_files; /* damaged videos written, batch or not */
     /* per engine (--devices): the files it took, the frames it
      * computed and the seconds its engine ran; none with one engine */
     struct rep_engine { char name[64]; long files; long long frames; double busy_s; } *engines;
@@ -44,7 +46,7 @@ void rep_free(rep_stats *r);
 /* Thread-safe. */
 void rep_add(rep_stats *r, int stage, double ms);
 /* Adds a file's line (batches); name is copied. */
-void rep_add_file(rep_stats *r, const char *name, long frames, double seconds);
+void rep_add_file(rep_stats *r, const char *name, long frames, double seconds, int damaged);
 /* Adds an engine's line (several engines). */
 void rep_add_engine(rep_stats *r, const char *name, long files, long long frames, double busy_s);
 /* Adds src's stage samples, frames and pixels to dst (an engine's own

@@ -19,6 +19,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -165,11 +166,12 @@ struct vid_reader {
     int64_t start_ts;  /* frames before it are decoded and dropped */
     long max_frames;
     int rgb;
-    int opened;        /* vid_open succeeded (close notes errors only then) */
     int failed;        /* vid_next printed why the file failed */
     int draining, eof;
     long nout;
     long corrupt;
+    int64_t pkt_end;   /* where the last packet read ended (a y4m's end) */
+    int64_t y4m_data;  /* a seekable y4m: where its frames start, else -1 */
     int errors_in_row;
     int64_t last_pts, last_dur;
     /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
@@ -475,6 +477,11 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
             ge_err(path, "cannot open video: %s", vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
+    /* a y4m's header is read: its frames follow (y4m_frames) */
+    r->y4m_data = -1;
+    if (!strcmp(r->fmt->iformat->name, "yuv4mpegpipe") && r->fmt->pb &&
+        (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL))
+        r->y4m_data = avio_tell(r->fmt->pb);
     ret = avformat_find_stream_info(r->fmt, NULL);
     if (ret < 0) {
         if (!sig_stop)
@@ -533,7 +540,6 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
                            r->start_ts, 0);
     }
     free(url);
-    r->opened = 1;
     *out = r;
     return 0;
 
@@ -593,6 +599,19 @@ static int decode_error(vid_reader *r, int ret)
         return -1;
     }
     return 0;
+}
+
+/* A .y4m cut inside a frame: its demuxer drops the partial frame and
+ * says only "end of file".  Its frames are back to back, so the last
+ * packet of an intact file ends where the file does. */
+static int ends_inside_frame(vid_reader *r)
+{
+    int64_t size;
+    if (!r->fmt->pb || strcmp(r->fmt->iformat->name, "yuv4mpegpipe") ||
+        (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) == 0)
+        return 0;
+    size = avio_size(r->fmt->pb);
+    return size > 0 && r->pkt_end > 0 && r->pkt_end < size;
 }
 
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
@@ -686,6 +705,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (ret < 0) {
             if (sig_stop || ret == AVERROR_EXIT)
                 return -1;
+            if (ret == AVERROR_EOF && ends_inside_frame(r))
+                r->corrupt++; /* the frames before it stand */
             if (ret != AVERROR_EOF) {
                 if (is_io_error(ret)) {
                     r->failed = 1;
@@ -709,6 +730,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         }
         if (r->pkt->flags & AV_PKT_FLAG_CORRUPT)
             r->corrupt++; /* still decoded: the decoder may conceal it */
+        if (r->fmt->pb)
+            r->pkt_end = avio_tell(r->fmt->pb);
         r->hw_mark_set = 0;
         ret = avcodec_send_packet(r->dec, r->pkt);
         av_packet_unref(r->pkt);
@@ -739,17 +762,27 @@ void vid_close(vid_reader **pr)
         avio_context_free(&r->avio);
     }
     live_remove(r);
-    /* Only for a file that yielded frames: one that failed has said so in
-     * its one error line (the caller's "no video frames decoded" tells
-     * the count itself). */
-    if (r->opened && !r->failed && r->nout > 0 && vid_corrupt_count(r) > 0)
-        ge_note("%s: %ld decoding error%s (corrupt data skipped or concealed)",
-                r->path, vid_corrupt_count(r), vid_corrupt_count(r) == 1 ? "" : "s");
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
     vid_conv_free(&r->conv);
     free(r->path);
     free(r);
+}
+
+/* The frames a seekable y4m holds, a partial one at its end included
+ * (its container counts none): the bytes after the header over a frame's
+ * ("FRAME\n" and the picture, as libavformat's demuxer reads them).  0
+ * when unknown. */
+static int64_t y4m_frames(const vid_reader *r)
+{
+    const AVCodecParameters *par = r->fmt->streams[r->vidx]->codecpar;
+    int64_t size, frame;
+    int pic;
+    if (r->y4m_data < 0 || (size = avio_size(r->fmt->pb)) <= r->y4m_data ||
+        (pic = av_image_get_buffer_size(par->format, par->width, par->height, 1)) <= 0)
+        return 0;
+    frame = (int64_t)pic + 6;
+    return (size - r->y4m_data + frame - 1) / frame;
 }
 
 void vid_get_info(const vid_reader *r, vid_info *info)
@@ -767,7 +800,7 @@ void vid_get_info(const vid_reader *r, vid_info *info)
         info->duration = (double)r->fmt->duration / AV_TIME_BASE;
     else
         info->duration = -1;
-    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : 0;
+    info->nb_frames = st->nb_frames > 0 ? st->nb_frames : y4m_frames(r);
     info->codec = r->dec && r->dec->codec ? r->dec->codec->name : "?";
 }
 

@@ -53,7 +53,9 @@ typedef struct vid_info {
     AVRational time_base;  /* the video stream's: unit of vid_last_ts */
     AVRational frame_rate; /* av_guess_frame_rate; {0,1} when unknown */
     double duration;       /* seconds; -1 when unknown */
-    int64_t nb_frames;     /* as the container says; 0 when unknown */
+    int64_t nb_frames;     /* as the container says (a seekable .y4m: as
+                              its size holds, a partial frame included);
+                              0 when unknown */
     const char *codec;     /* decoder name */
 } vid_info;
 
@@ -77,14 +79,15 @@ int vid_open_mem(const void *buf, size_t n, const char *name,
 /* Next frame into *fr (fr->f.data points into buf, reserved as needed;
  * fr->job is left to the caller).  1 / 0 end / -1 failed (see above). */
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
-/* Frees; prints "gpuedge: FILE: N decoding errors (corrupt data skipped
- * or concealed)" (ge_note) when decoding met any.  NULL-safe, sets *r to
- * NULL. */
+/* Frees, silently: the caller reports a damaged input once
+ * (vid_corrupt_count; a source of several readers over one file would
+ * otherwise say it once a reader).  NULL-safe, sets *r to NULL. */
 void vid_close(vid_reader **r);
 
 void vid_get_info(const vid_reader *r, vid_info *info);
 /* Decoding errors so far: packets the demuxer flagged or the decoder
- * rejected, frames the decoder marked corrupt, and error lines the
+ * rejected, frames the decoder marked corrupt, a .y4m ending inside a
+ * frame, and error lines the
  * demuxer or decoder logged (FFV1 slice CRC mismatches are only logged:
  * this module installs an av_log callback that counts them, then hands
  * every message to av_log_default_callback). */

@@ -132,10 +132,16 @@ struct vsrc {
     int64_t last_ts, last_dur;
     /* Damaged input: from the first frame decoded after a decoding error,
      * the rest comes from one single-threaded decoder over the whole file
-     * (plain), skipping what was handed on already (pts up to last_ts):
-     * concealment may reach across a keyframe, so segments could differ
-     * from a sequential decode there.  The output is then --threads 1's. */
+     * (plain), skipping the first `skip` frames it gives (those handed on
+     * already): concealment may reach across a keyframe, so segments
+     * could differ from a sequential decode there, and frame threads
+     * conceal differently from one thread.  The output is then
+     * --threads 1's.  Counted, not compared by pts: damaged frames may
+     * repeat or go back in pts.  One decoder of several threads over a
+     * regular file (not segmented) falls back the same way. */
     int fallback;
+    long skip;
+    int regular;        /* a regular file: it can be decoded again */
 };
 
 // ---------------------------------------------------------------------------
@@ -750,6 +756,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
      * NVDEC: the reader says so itself.) */
     regular = strcmp(path, "-") && !strstr(path, "://") && stat(path, &sb) == 0 &&
               S_ISREG(sb.st_mode);
+    s->regular = regular;
     reopen = regular || (strcmp(path, "-") && strstr(path, "://"));
     if (o->hwdec != VID_HWDEC_NONE && !o->rgb) {
         if (reopen) {
@@ -872,6 +879,7 @@ static int start_fallback(vsrc *s)
     s->nth = 0;
     vid_close(&s->first);
     s->fallback = 1;
+    s->skip = s->delivered;
     if (ge_verbose)
         ge_note("%s: damaged data after frame %ld: the rest from one decoder", s->path,
                 s->delivered);
@@ -891,15 +899,40 @@ static int fallback_next(vsrc *s, src_frame *fr, host_buf *buf)
         int rc = vid_next(s->plain, fr, buf);
         if (rc != 1)
             return rc;
+        if (s->skip > 0) {
+            s->skip--; /* handed on already */
+            continue;
+        }
         vid_last_ts(s->plain, &ts, &dur);
-        if (s->delivered > 0 && s->last_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE &&
-            ts <= s->last_ts)
-            continue; /* handed on from a segment already */
         fr->index = s->delivered++;
         s->last_ts = ts;
         s->last_dur = dur;
         return 1;
     }
+}
+
+/* Not segmented: the one decoder's next frame.  A decoder of several
+ * threads that has met damaged data gives way to one of one thread (see
+ * vsrc.fallback) where the file can be read again. */
+static int plain_next(vsrc *s, src_frame *fr, host_buf *buf)
+{
+    int rc;
+    if (s->fallback)
+        return fallback_next(s, fr, buf);
+    rc = vid_next(s->plain, fr, buf);
+    if (rc != 1)
+        return rc;
+    if (s->regular && s->o.threads != 1 && !vid_hwdec_active(s->plain) &&
+        vid_corrupt_count(s->plain) > 0) {
+        /* decoded after an error: this frame comes from the new decoder */
+        vid_close(&s->plain);
+        if (start_fallback(s))
+            return -1;
+        return fallback_next(s, fr, buf);
+    }
+    fr->index = s->delivered++;
+    vid_last_ts(s->plain, &s->last_ts, &s->last_dur);
+    return 1;
 }
 
 int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
@@ -908,14 +941,10 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
     int rc;
     double t0;
 
-    if (s->plain && !s->fallback) {
-        rc = vid_next(s->plain, fr, buf);
-        if (rc == 1)
-            vid_last_ts(s->plain, &s->last_ts, &s->last_dur);
-        return rc;
-    }
     if (s->o.max_frames >= 0 && s->delivered >= s->o.max_frames)
         return 0;
+    if (!s->nseg)
+        return plain_next(s, fr, buf);
     if (s->fallback)
         return fallback_next(s, fr, buf);
     t0 = ge_now();

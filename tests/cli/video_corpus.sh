@@ -135,7 +135,7 @@ clip vfr.mkv "h264 yuv420p 160x120" libx264 -f lavfi -i testsrc2=size=160x120:ra
 # ---------------------------------------------------------------------------
 # each clip -> mkv with --cpu-ref: exit 0, every frame, every timestamp
 # (Matroska keeps milliseconds), grey FFV1 of the same size, 0 mismatches,
-# no other line (a clean file has no "decoding errors")
+# no other line (a clean file has no "damaged" notice)
 
 mkdir o
 for f in $CORPUS; do
@@ -285,9 +285,9 @@ rm -rf o
 # frames that were decodable: as many as ffprobe decodes from FILE with the
 # same decoder threads (--threads 1: deterministic; with DT=0, the default
 # frame threads, how many survive depends on the threads: 1..15 then),
-# and when that is fewer than the 15 of the intact clip, one "N decoding
-# errors" notice says so (else that notice or nothing).  Exit 1: one error
-# line naming the input, no OUT.  Never a temp file.
+# and when that is fewer than the 15 of the intact clip, one "damaged: N
+# of M frames decoded" notice says so (else that notice or nothing).
+# Exit 1: one error line naming the input, no OUT.  Never a temp file.
 DT=1
 damaged() {
     d_name=$1 in=$2 out=$3 label=$2
@@ -313,12 +313,12 @@ damaged() {
         fi
         [ "$got" -gt 0 ] && [ "$got" -le 15 ] || add "$got frames in $out"
         if [ "$nerr" -gt 1 ] || { [ "$nerr" -eq 1 ] &&
-            ! grep -Eq "^gpuedge: $ere: [0-9]+ decoding errors? \(corrupt data skipped or concealed\)\$" "$ERR"; }; then
-            add "stderr is not (at most) the decoding-errors notice"
+            ! grep -Eq "^gpuedge: $ere: damaged: $got( of (about )?[0-9]+)? frames? decoded \(corrupt or missing data skipped or concealed\)\$" "$ERR"; }; then
+            add "stderr is not (at most) the damaged-input notice"
         elif [ "$got" -lt 15 ] && [ "$nerr" -ne 1 ]; then
             add "$got of 15 frames without a notice"
         fi
-        [ "$nerr" -eq 1 ] && what="$what, notice '$(sed 's/^gpuedge: [^:]*: //; s/ (.*//' "$ERR")'"
+        [ "$nerr" -eq 1 ] && what="$what, notice '$(sed 's/^gpuedge: [^:]*: damaged: //; s/ (.*//' "$ERR")'"
     elif [ "$RC" -eq 1 ]; then
         what="exit 1, '$(sed 's/^gpuedge: //' "$ERR" | head -n 1)'"
         error_line "^gpuedge: $ere: " || add "$WHY"
