@@ -116,6 +116,105 @@ void ge_err(const char *file, const char *fmt, ...)
     va_end(ap);
 }
 
+// ---------------------------------------------------------------------------
+// The error record (DESIGN.md §9)
+
+static __thread ge_why_rec t_why;
+static __thread int t_why_file; /* t_why.file names the failed file */
+
+static int record(int code, const char *file, const char *fmt, va_list ap)
+{
+    int saved = errno;
+    vsnprintf(t_why.text, sizeof t_why.text, fmt, ap);
+    t_why_file = file != NULL;
+    if (file)
+        snprintf(t_why.file, sizeof t_why.file, "%s", file);
+    errno = saved;
+    return code;
+}
+
+int ge_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(-1, NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(code, NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_in(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(-1, file, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_keep(const char *fmt, ...)
+{
+    char old[sizeof t_why.text];
+    size_t n;
+    va_list ap;
+    int saved = errno;
+    memcpy(old, t_why.text, sizeof old);
+    va_start(ap, fmt);
+    vsnprintf(t_why.text, sizeof t_why.text, fmt, ap);
+    va_end(ap);
+    n = strlen(t_why.text);
+    if (old[0])
+        snprintf(t_why.text + n, sizeof t_why.text - n, ": %s", old);
+    errno = saved;
+    return -1;
+}
+
+const char *ge_why(void)
+{
+    return t_why.text;
+}
+
+const char *ge_why_file(void)
+{
+    return t_why_file ? t_why.file : NULL;
+}
+
+void ge_why_clear(void)
+{
+    t_why.text[0] = '\0';
+    t_why_file = 0;
+}
+
+void ge_err_why(const char *file)
+{
+    const char *f = ge_why_file();
+    ge_err(f ? f : file, "%s", t_why.text[0] ? t_why.text : "failed (no reason recorded)");
+}
+
+void ge_why_save(ge_why_rec *r)
+{
+    memcpy(r->text, t_why.text, sizeof r->text);
+    if (t_why_file)
+        memcpy(r->file, t_why.file, sizeof r->file);
+    else
+        r->file[0] = '\0';
+}
+
+void ge_why_load(const ge_why_rec *r)
+{
+    memcpy(t_why.text, r->text, sizeof t_why.text);
+    memcpy(t_why.file, r->file, sizeof t_why.file);
+    t_why_file = r->file[0] != '\0';
+}
+
 void ge_note(const char *fmt, ...)
 {
     va_list ap;
