@@ -224,19 +224,18 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
     }
     for (int i = 0; i < nwant && n < max; i++) {
         gpu_info gi;
-        char why[256];
         if (want[i] == first) {
             devs[n++] = first;
             continue;
         }
-        if (gpu_probe(want[i], &gi, why, sizeof why)) {
+        if (gpu_probe(want[i], &gi)) {
             if (!o->devices_all) {
-                ge_err(NULL, "--devices: device %d: %s", want[i], why);
+                ge_err(NULL, "--devices: device %d: %s", want[i], ge_why());
                 gpu_set_device(first);
                 return -1;
             }
             if (!ge_quiet)
-                ge_note("device %d: %s; not used", want[i], why);
+                ge_note("device %d: %s; not used", want[i], ge_why());
             continue;
         }
         if (ge_verbose)

@@ -249,9 +249,8 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
     } else if (o->backend != CLI_BACKEND_CPU) {
-        char why[256];
-        int pr = st->probe ? gpu_probe_wait(&st->probe, &st->gi, why, sizeof why, &st->t_cuda)
-                           : gpu_probe(o->device, &st->gi, why, sizeof why);
+        int pr = st->probe ? gpu_probe_wait(&st->probe, &st->gi, &st->t_cuda)
+                           : gpu_probe(o->device, &st->gi);
         if (!st->t_cuda)
             st->t_cuda = ge_now();
         if (pr == 0) {
@@ -266,10 +265,10 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
                    o->jpeg_decoder == CLI_JPEG_NVJPEG) {
             ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
                                    : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
-                                   : "--jpeg-decoder=nvjpeg: no usable GPU", why);
+                                   : "--jpeg-decoder=nvjpeg: no usable GPU", ge_why());
             return GE_EXIT_FAIL;
         } else if (!ge_quiet) {
-            ge_note("%s; using the CPU backend", why);
+            ge_note("%s; using the CPU backend", ge_why());
         }
     }
     if (!st->use_gpu && vsrc_nvdec(c->vr))
@@ -284,5 +283,5 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
 void startup_end(run_start *st)
 {
     if (st->probe)
-        gpu_probe_wait(&st->probe, &st->gi, (char[8]){0}, 8, NULL);
+        gpu_probe_wait(&st->probe, &st->gi, NULL);
 }
