@@ -49,10 +49,15 @@ int ge_fail_keep(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the file it names (NULL: the caller's). */
 const char *ge_why(void);
 const char *ge_why_file(void);
-void ge_why_clear(void);
+void ge_why_clear(void); /* "" and nothing new */
 /* The user's one line for the record: "gpuedge: FILE: record", FILE the
  * record's own if it names one, else `file` (omitted when NULL). */
 void ge_err_why(const char *file);
+/* The same only when something was recorded since the last ge_err_why or
+ * ge_why_clear: for a run of calls that each may fail and record (open,
+ * write, commit), the caller clears first and prints what is new after.
+ * 1 printed, 0 nothing new. */
+int ge_err_pending(const char *file);
 
 /* A record carried to another thread (a worker's failure that the
  * thread which owns the user's line reports). */
