@@ -85,8 +85,10 @@ static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *bu
     double t0 = ge_now();
     int ok;
     j->t_begin = t0;
-    if (img_load(j->input, &img))
+    if (img_load(j->input, &img)) {
+        ge_err_why(j->input);
         return 0;
+    }
     note_decoder(c, j->input, &img);
     ok = image_as_frame(c, jobi, &img, 0, fr, buf);
     img_free(&img);
@@ -102,6 +104,8 @@ static void decode_task(void *arg)
     int ok;
     c->jobs[t->job].t_begin = t0;
     ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
+    if (!ok && !sig_stopped())
+        ge_err_why(c->jobs[t->job].input); /* the file's one line, from this thread */
     pthread_mutex_lock(&c->sh->pf_mu);
     t->ok = ok;
     t->ms = (ge_now() - t0) * 1e3;

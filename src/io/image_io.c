@@ -229,7 +229,7 @@ static const char *friendly_reason(const char *r)
 
 static void load_error(const char *path, const char *why)
 {
-    ge_err(path, "cannot read image: %s", why);
+    ge_fail_in(path, "cannot read image: %s", why);
 }
 
 static void stb_error(const char *path)
@@ -239,8 +239,8 @@ static void stb_error(const char *path)
     if (t)
         load_error(path, t);
     else
-        ge_err(path, "cannot read image: damaged or unsupported image data "
-               "(%s)", r);
+        ge_fail_in(path, "cannot read image: damaged or unsupported image data "
+                   "(%s)", r);
 }
 
 /* A decode that failed after stbi_info knew the format: out of memory
@@ -250,10 +250,10 @@ static void stb_load_error(const char *name, const unsigned char *d, size_t n, i
 {
     const char *r = stbi_failure_reason();
     if (r ? !strcmp(r, "outofmem") : e == ENOMEM)
-        ge_err(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
+        ge_fail_in(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
     else if (!r)
-        ge_err(name, "cannot read image: %s: damaged or unsupported image data",
-               imgstb_format(d, n));
+        ge_fail_in(name, "cannot read image: %s: damaged or unsupported image data",
+                   imgstb_format(d, n));
     else
         stb_error(name);
 }
@@ -738,7 +738,7 @@ static int decode_mem(const unsigned char *data, size_t size,
     if (bytes > (size_t)INT_MAX / (size_t)comp_max / (is16 ? 2u : 1u) ||
         bytes > decode_limit / ((size_t)comp_max * (is16 ? 2u : 1u) +
                                 stb_work_per_px(data, size))) {
-        ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
+        ge_fail_in(name, "cannot read image: image too large (%dx%d)", w, h);
         return -1;
     }
     bytes *= (size_t)comp * (is16 ? 2u : 1u);
@@ -1008,7 +1008,7 @@ int img_load(const char *path, img_image *img)
         return -1;
     memset(img, 0, sizeof *img);
     if (!path) {
-        ge_err(NULL, "no input file name");
+        ge_fail("no input file name");
         return -1;
     }
     if (read_file(path, &data, &size, &why) != 0) {
