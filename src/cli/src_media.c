@@ -118,9 +118,10 @@ static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
         first_decoded(c);
         return 1;
     }
-    if (r < 0 && !sig_stopped())
+    if (r < 0 && !sig_stopped()) {
+        ge_err_why(j->input);
         j->src_failed = 1;
-    else if (r == 0 && j->decoded == 0) {
+    } else if (r == 0 && j->decoded == 0) {
         /* one line: vid_close adds no "decoding errors" notice for a file
          * without frames, the count goes here */
         long nerr = vsrc_corrupt_count(c->vr);
@@ -175,6 +176,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE, c->device);
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
+            ge_err_why(j->input);
             j->src_failed = 1;
             continue;
         }

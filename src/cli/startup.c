@@ -180,9 +180,10 @@ static void early_to_software(run_ctx *c)
     c->sink_job = -1;
     c->early_w = c->early_h = 0;
     j->t_begin = ge_now();
-    if (vsrc_open(j->input, &vo, &c->vr))
+    if (vsrc_open(j->input, &vo, &c->vr)) {
+        ge_err_why(j->input);
         j->src_failed = 1;
-    else
+    } else
         video_opened(c, c->vr_job);
 }
 

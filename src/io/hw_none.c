@@ -23,13 +23,12 @@ const AVCodec *hw_find_decoder(const AVCodec *sw, int *hw_only)
     return sw;
 }
 
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
+int hw_open(AVCodecContext *dec, int device, hw_dec **out)
 {
     (void)dec;
     (void)device;
     *out = NULL;
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 AVBufferRef *hw_device_ref(hw_dec *h)

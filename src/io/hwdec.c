@@ -229,7 +229,7 @@ static void stream_free(AVHWDeviceContext *ctx)
     ctx->user_opaque = NULL;
 }
 
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
+int hw_open(AVCodecContext *dec, int device, hw_dec **out)
 {
     hw_dec *h = calloc(1, sizeof *h);
     char name[16], eb[AV_ERROR_MAX_STRING_SIZE];
@@ -238,16 +238,14 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
     int err;
 
     *out = NULL;
-    if (!h) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
+    if (!h)
+        return ge_fail("out of memory");
     /* the decode thread's current device: the stream and the per-frame
      * events are made on it */
     ce = cudaSetDevice(device);
     if (ce != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "CUDA device %d: %s", device, cudaGetErrorString(ce));
+        ge_fail("CUDA device %d: %s", device, cudaGetErrorString(ce));
         goto fail;
     }
     /* libavutil retains the primary context only with blocking-sync
@@ -264,13 +262,13 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
                                  AV_CUDA_USE_PRIMARY_CONTEXT);
     if (err < 0) {
         av_strerror(err, eb, sizeof eb);
-        snprintf(why, n, "cannot open CUDA device %d for NVDEC: %s", device, eb);
+        ge_fail("cannot open CUDA device %d for NVDEC: %s", device, eb);
         goto fail;
     }
     ce = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
     if (ce != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "cannot create a CUDA stream: %s", cudaGetErrorString(ce));
+        ge_fail("cannot create a CUDA stream: %s", cudaGetErrorString(ce));
         goto fail;
     }
     hd = (AVHWDeviceContext *)h->dev->data;
@@ -278,7 +276,7 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
     hd->user_opaque = h->stream;
     hd->free = stream_free;
     if (dec && !(dec->hw_device_ctx = av_buffer_ref(h->dev))) {
-        snprintf(why, n, "out of memory");
+        ge_fail("out of memory");
         goto fail;
     }
     *out = h;

@@ -42,8 +42,9 @@ typedef struct hw_dec hw_dec;
 /* Makes a CUDA device context for GPU `device` (primary context) and, when
  * dec is not NULL, attaches it to dec (before avcodec_open2); with a stream of its own for the copies
  * out of the decoder's surfaces.  Makes `device` current on the calling
- * thread.  Returns 0, or -1 with a one-phrase reason in why. */
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n);
+ * thread.  Returns 0, or -1 with a one-phrase reason recorded (ge_fail,
+ * DESIGN.md §9). */
+int hw_open(AVCodecContext *dec, int device, hw_dec **out);
 /* The device context (for AVCodecContext.hw_device_ctx: take a ref). */
 AVBufferRef *hw_device_ref(hw_dec *h);
 /* NULL-safe; frames already handed out stay valid (they hold their own

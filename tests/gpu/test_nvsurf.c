@@ -36,6 +36,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "hwdec.h"
+#include "util.h"
 
 #define MAX_SEGS 8
 
@@ -153,9 +154,12 @@ static void *run_seg(void *arg)
     avcodec_parameters_to_context(dec, st->codecpar);
     dec->pkt_timebase = st->time_base;
     dec->thread_count = 1;
-    if (hw_open(dec, 0, &hw, s->why, sizeof s->why) || avcodec_open2(dec, hc, NULL) < 0) {
-        if (!s->why[0])
-            snprintf(s->why, sizeof s->why, "cannot open the decoder");
+    if (hw_open(dec, 0, &hw)) {
+        snprintf(s->why, sizeof s->why, "%s", ge_why());
+        goto end;
+    }
+    if (avcodec_open2(dec, hc, NULL) < 0) {
+        snprintf(s->why, sizeof s->why, "cannot open the decoder");
         goto end;
     }
     if (s->start > 0) {
