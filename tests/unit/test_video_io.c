@@ -78,7 +78,8 @@ static int count_tmp_files(void)
 }
 
 // ---------------------------------------------------------------------------
-// stderr capture (one message line checks)
+// stderr capture (one message line checks): what was printed, then the
+// line the CLI would print for the calling thread's error record
 
 static int err_saved = -1;
 
@@ -90,6 +91,7 @@ static void stderr_begin(void)
     fd = open(tpath("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     dup2(fd, 2);
     close(fd);
+    ge_why_clear();
 }
 
 static int stderr_end(char *buf, size_t n)
@@ -97,6 +99,8 @@ static int stderr_end(char *buf, size_t n)
     FILE *fp;
     size_t got = 0;
     int lines = 0;
+    if (ge_why()[0])
+        ge_err_why(NULL); /* what the call recorded, as the CLI prints it (DESIGN.md §9) */
     fflush(stderr);
     dup2(err_saved, 2);
     close(err_saved);
