@@ -33,10 +33,9 @@ int startup_checks(const cli_opts *o)
         }
     }
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
-        char why[512];
         double t_load = ge_now();
-        if (nvj_load(why, sizeof why)) {
-            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
+        if (nvj_load()) {
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", ge_why());
             return GE_EXIT_FAIL;
         }
         if (ge_verbose)

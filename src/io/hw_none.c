@@ -92,17 +92,16 @@ size_t hw_mem_free(int device)
 // ---------------------------------------------------------------------------
 // nvjpeg.h: nvj_load fails first (run.c), so nothing else is reached
 
-int nvj_load(char *why, size_t n)
+int nvj_load(void)
 {
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
-int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
+int nvj_open(int max_batch, nvj_dec **out)
 {
     (void)max_batch;
     *out = NULL;
-    return nvj_load(why, n);
+    return nvj_load();
 }
 
 const char *nvj_backend(const nvj_dec *d)
@@ -135,13 +134,12 @@ void nvj_release(nvj_dec *d, nvj_pic *p)
 
 void nvj_close(nvj_dec **d) { *d = NULL; }
 
-int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n)
+int nvj_read_file(const char *path, unsigned char **data, size_t *len)
 {
     (void)path;
     *data = NULL;
     *len = 0;
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 int nvj_is_jpeg(const unsigned char *data, size_t len)
