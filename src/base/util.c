@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 int ge_quiet;
-__thread int ge_err_muted;
 int ge_verbose;
 
 /* Long enough for a path and a reason; longer lines are cut, not lost. */
@@ -109,8 +108,6 @@ static void emit(const char *file, const char *fmt, va_list ap)
 void ge_err(const char *file, const char *fmt, ...)
 {
     va_list ap;
-    if (ge_err_muted)
-        return;
     va_start(ap, fmt);
     emit(file, fmt, ap);
     va_end(ap);

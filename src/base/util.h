@@ -25,9 +25,6 @@ void ge_err(const char *file, const char *fmt, ...)
 /* Informational line on stderr unless quiet ("gpuedge: message"). */
 void ge_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int ge_quiet;   /* -q */
-/* Set on a thread, ge_err prints nothing there: start-up's early opens
- * (run.c) try what the usual path redoes, and reports, if it fails. */
-extern __thread int ge_err_muted;
 extern int ge_verbose; /* -v */
 
 /* The error record (DESIGN.md §9): one a thread.  Code below the CLI

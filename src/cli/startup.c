@@ -125,8 +125,9 @@ static void early_output(run_ctx *c, job *j, int ji, const vid_info *vi)
  * frame has another size.  Only for a final file written through a temp
  * (never a pipe or a device, where a header would already be out) and
  * without --keep-partial: an early output the run abandons leaves
- * nothing.  Errors are muted: what fails here is left to the usual path,
- * which opens it again and reports it, so every message stays as it was. */
+ * nothing.  Nothing is printed here: what fails leaves a record nobody
+ * prints (DESIGN.md §9), and the usual path opens it again and reports it,
+ * so every message stays as it was. */
 static void early_open(run_ctx *c, const gpu_probe_job *probe)
 {
     const cli_opts *o = c->o;
@@ -144,7 +145,6 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     ji = jq_at(&c->sh->q, pos);
     jq_take_through(&c->sh->q, pos);
     j = &c->jobs[ji];
-    ge_err_muted = 1;
     have = early_source(c, j, ji, probe, &vi);
     /* Where the encoder's lanes depend on the decoder (venc_opts.gpu_frames)
      * and --hwdec=auto may yet choose NVDEC for this file, it opens at the
@@ -156,7 +156,7 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
         strcmp(j->output, "-") && (stat(j->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode)))
         early_output(c, j, ji, &vi);
-    ge_err_muted = 0;
+    ge_why_clear(); /* what failed is left to the usual path (DESIGN.md §9) */
     if (!c->vr)
         lane_claim(c, ji); /* the source opens it first */
     if (ge_verbose && have)
