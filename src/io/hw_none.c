@@ -39,22 +39,20 @@ AVBufferRef *hw_device_ref(hw_dec *h)
 
 void hw_close(hw_dec **h) { *h = NULL; }
 
-int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, const char **why)
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g)
 {
     (void)frame;
     (void)sw_fmt;
     (void)g;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
-int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr)
 {
     (void)h;
     (void)frame;
     (void)fr;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 size_t hw_frame_bytes(const src_frame *fr)
@@ -63,11 +61,10 @@ size_t hw_frame_bytes(const src_frame *fr)
     return 0;
 }
 
-int hw_detach(src_frame *fr, const char **why)
+int hw_detach(src_frame *fr)
 {
     (void)fr;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 int hw_on_surface(const src_frame *fr)

@@ -55,13 +55,13 @@ void hw_close(hw_dec **h);
  * ge_frame (device pointer, pitch, DESIGN.md §1.2 range expansion from the
  * decoder's software format `sw_fmt` and the frame's color_range: P010 /
  * P016 samples keep their MSB alignment, shift = 16 - bit depth).
- * Returns 0, or -1 with *why set. */
-int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g,
-                const char **why);
+ * Returns 0, or -1 with the reason recorded (ge_fail, DESIGN.md §9). */
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g);
 /* Takes frame's reference (frame is left blank) into a token released
  * through fr->release, records fr->ready on the hw stream, and marks fr
- * on_device.  Returns 0, or -1 with *why set (frame left as it was). */
-int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why);
+ * on_device.  Returns 0, or -1 with the reason recorded (frame left as it
+ * was). */
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr);
 /* GPU memory a device frame made by hw_take holds (its CUDA frame pool
  * buffers: NV12 about 1.5 x pitch x height); 0 for any other frame. */
 size_t hw_frame_bytes(const src_frame *fr);
@@ -77,8 +77,8 @@ size_t hw_frame_bytes(const src_frame *fr);
  * frame then comes out with no data, or, for HEVC, concealed).  fr keeps
  * its ready event (recorded after the copy) and its release (the buffer
  * goes back to the cache).  A frame that is not hw_take's is left alone.
- * Returns 0, or -1 with *why set (fr left as it was). */
-int hw_detach(src_frame *fr, const char **why);
+ * Returns 0, or -1 with the reason recorded (fr left as it was). */
+int hw_detach(src_frame *fr);
 /* Is fr still on its decoder surface (hw_take's, not detached)?  1 / 0. */
 int hw_on_surface(const src_frame *fr);
 /* hw_detach's buffers so far: cudaMallocs made, their seconds, bytes cached

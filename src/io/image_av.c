@@ -315,9 +315,10 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
         ge_fail_in(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         goto end;
     }
-    ch = imgav_convert(fr, desc, path, ch, bps, img->pixels, &why);
+    ch = imgav_convert(fr, desc, path, ch, bps, img->pixels);
     if (ch < 0) {
-        ge_fail_in(name, "cannot read image: %s: %s (%s)", imgav_kinds[k].name, why, desc->name);
+        ge_fail_in(name, "cannot read image: %s: %s (%s)", imgav_kinds[k].name, ge_why(),
+                   desc->name);
         goto end;
     }
     img->width = fr->width;

@@ -614,7 +614,6 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (ret >= 0) {
             int64_t ts = r->frame->best_effort_timestamp;
             ge_frame g;
-            const char *why = NULL;
             r->errors_in_row = 0;
             if ((r->frame->flags & AV_FRAME_FLAG_CORRUPT) ||
                 r->frame->decode_error_flags)
@@ -626,9 +625,10 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             }
             if (r->frame->format == AV_PIX_FMT_CUDA) {
                 /* NVDEC: the luma plane stays in the decoder's surface */
-                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g, &why) == 0) {
+                ge_why_clear();
+                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g) == 0) {
                     fill_frame(r, fr, &g, t0);
-                    if (hw_take(r->hw, r->frame, fr, &why) == 0) {
+                    if (hw_take(r->hw, r->frame, fr) == 0) {
                         if (ge_verbose && !r->hw_noted)
                             ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
                                     r->path, r->dec->codec->name,
@@ -640,20 +640,19 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                     }
                     r->nout--;
                 }
-                if (!why)
-                    why = "a CUDA frame without NVDEC";
                 r->failed = 1;
                 ge_fail_in(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
-                           r->frame->width, r->frame->height, why);
+                           r->frame->width, r->frame->height,
+                           ge_why()[0] ? ge_why() : "a CUDA frame without NVDEC");
                 av_frame_unref(r->frame);
                 return -1;
             }
-            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
+            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g)) {
                 r->failed = 1;
                 ge_fail_in(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
                            r->nout, av_get_pix_fmt_name(r->frame->format) ?
                            av_get_pix_fmt_name(r->frame->format) : "?",
-                           r->frame->width, r->frame->height, why);
+                           r->frame->width, r->frame->height, ge_why());
                 av_frame_unref(r->frame);
                 return -1;
             }

@@ -536,13 +536,12 @@ static int decode_seg(vsrc *s, int i)
         }
         if (k == 1 && hw_on_surface(&f->fr)) {
             /* off the NVDEC surface before it is queued (hwdec.h) */
-            const char *why = NULL;
             double td = s->trace ? ge_now() : 0;
-            int dk = hw_detach(&f->fr, &why);
+            int dk = hw_detach(&f->fr);
             if (s->trace)
                 g->t_detach += ge_now() - td;
             if (dk) {
-                ge_fail_in(s->path, "cannot decode video: %s", why);
+                ge_fail_in(s->path, "cannot decode video: %s", ge_why());
                 k = -2; /* released below */
                 rc = -1;
             }

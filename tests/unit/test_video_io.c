@@ -540,7 +540,6 @@ static void test_conversion(void)
     host_buf buf = {0};
     vid_conv conv = {0};
     ge_frame g;
-    const char *why = NULL;
     int ok;
 
     /* P010: 10 bits in the top of 16; shift 6, b = 10 */
@@ -552,7 +551,7 @@ static void test_conversion(void)
         for (int x = 0; x < 5; x++)
             ((uint16_t *)(f->data[0] + y * f->linesize[0]))[x] =
                 (uint16_t)(yval(x, y, 0, 10) << 6);
-    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 && g.shift == 6 &&
+    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 && g.shift == 6 &&
          g.bytes_per_sample == 2 && g.offset == 64;
     if (ok) {
         float grey[15];
@@ -584,7 +583,7 @@ static void test_conversion(void)
         f->height = 4;
         f->data[0] = plane + 3 * 8;
         f->linesize[0] = -8;
-        ok2 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+        ok2 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
               g.stride == 6 && !memcmp(buf.p, out, sizeof out);
         CHECK(ok2, "frame with negative linesize packed into the host_buf", " ");
         f->data[0] = NULL;
@@ -602,7 +601,7 @@ static void test_conversion(void)
             f->data[0][y * f->linesize[0] + 2 * x] = (uint8_t)(x * 40 + y);
             f->data[0][y * f->linesize[0] + 2 * x + 1] = 128;
         }
-    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
          g.channels == 1 && g.bytes_per_sample == 1 && g.offset == 16;
     for (int i = 0; i < 12 && ok; i++)
         ok = ((uint8_t *)buf.p)[i] == (uint8_t)((i % 6) * 40 + i / 6);
@@ -642,13 +641,13 @@ static void test_conversion(void)
         for (int y = 0; y < 2; y++)
             for (int x = 0; x < 4; x++)
                 f->data[0][y * f->linesize[0] + x] = (uint8_t)(y * 100 + x * 50);
-        ok3 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 && g.channels == 3;
+        ok3 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 && g.channels == 3;
         for (int i = 0; i < 8 && ok3; i++) {
             int idx = (i / 4) * 100 + (i % 4) * 50;
             const uint8_t *p = (const uint8_t *)buf.p + 3 * i;
             ok3 = p[0] == idx && p[1] == 255 - idx && p[2] == idx / 2;
         }
-        CHECK(ok3, "pal8 -> RGB24 through swscale, palette exact", "%s", why ? why : "");
+        CHECK(ok3, "pal8 -> RGB24 through swscale, palette exact", "%s", ok3 ? "" : ge_why());
         av_frame_unref(f);
     }
 
@@ -662,7 +661,7 @@ static void test_conversion(void)
             av_frame_get_buffer(f, 0);
             for (int y = 0; y < f->height; y++)
                 memset(f->data[0] + y * f->linesize[0], 77, (size_t)f->width * 3);
-            ok4 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+            ok4 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
                   g.width == f->width && g.height == f->height &&
                   ((uint8_t *)buf.p)[g.stride * (size_t)g.height - 1] == 77;
             av_frame_unref(f);
