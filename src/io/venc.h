@@ -49,8 +49,8 @@
  * (mp4 then fragmented).  Errors: a write error is recorded in the
  * so_file (so_abort/so_commit record it); any other error records one
  * line "cannot encode video: WHY" for OUTPUT, on the thread that met it;
- * venc_put or venc_close hands it to its caller's thread (DESIGN.md §9).  After venc_close returned
- * -1 the caller must so_abort().
+ * venc_put or venc_close hands it to its caller's thread (DESIGN.md §9).
+ * After venc_close returned -1 the caller must so_abort().
  *
  * libav's own logging is silenced (warnings with ge_verbose) the first
  * time this module opens anything, unless someone set a level before.
