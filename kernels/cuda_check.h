@@ -5,7 +5,10 @@
  *
  * On failure every macro prints one line on stderr
  *     gpuedge: CUDA: <call text> at <file>:<line>: <cudaGetErrorString>
- * (cuda-samples' checkCudaErrors(#val) with llm.c's file:line), then:
+ * (cuda-samples' checkCudaErrors(#val) with llm.c's file:line), or, where
+ * the includer defines GE_CUDA_RECORD first (the engine, which never
+ * prints: DESIGN.md §9), records "CUDA: ..." in the error record
+ * (ge_fail) for its caller to report, then:
  *
  *   CUDA_CHECK(call)   is an expression: the cudaError_t of the call
  *                      (cudaSuccess or the error, already reported);
@@ -34,12 +37,21 @@
 #define GE_CUDA_FAILED (-1)
 #endif
 
+#ifdef GE_CUDA_RECORD
+#include "util.h"
+#endif
+
 static inline cudaError_t ge_cuda_check_(cudaError_t err, const char *call,
                                          const char *file, int line)
 {
+#ifdef GE_CUDA_RECORD
+    if (err != cudaSuccess)
+        ge_fail("CUDA: %s at %s:%d: %s", call, file, line, cudaGetErrorString(err));
+#else
     if (err != cudaSuccess)
         fprintf(stderr, "gpuedge: CUDA: %s at %s:%d: %s\n", call, file, line,
                 cudaGetErrorString(err));
+#endif
     return err;
 }
 

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 int ge_quiet;
-__thread int ge_err_muted;
 int ge_verbose;
 int ge_line_clear;
 
@@ -116,11 +115,142 @@ static void emit(const char *file, const char *fmt, va_list ap)
 void ge_err(const char *file, const char *fmt, ...)
 {
     va_list ap;
-    if (ge_err_muted)
-        return;
     va_start(ap, fmt);
     emit(file, fmt, ap);
     va_end(ap);
+}
+
+// ---------------------------------------------------------------------------
+// The error record (DESIGN.md §9)
+
+static __thread ge_why_rec t_why;
+static __thread int t_why_file; /* t_why.file names the failed file */
+static __thread int t_why_new;  /* recorded and not printed yet */
+
+/* A name longer than the record's room keeps its start and its end, the
+ * parts emit() shows of a long name (GE_FILE_SHOWN). */
+static void keep_file(const char *file)
+{
+    size_t n = strlen(file), half = sizeof t_why.file / 2 - 4;
+    if (n < sizeof t_why.file) {
+        memcpy(t_why.file, file, n + 1);
+        return;
+    }
+    memcpy(t_why.file, file, half);
+    memcpy(t_why.file + half, "...", 3);
+    memcpy(t_why.file + half + 3, file + n - half, half + 1);
+}
+
+/* Formatted aside first: the arguments may be the record itself
+ * (ge_fail_in(path, "--hwdec=nvdec: %s", ge_why())). */
+static int record(int code, const char *file, const char *fmt, va_list ap)
+{
+    int saved = errno;
+    char text[sizeof t_why.text];
+    vsnprintf(text, sizeof text, fmt, ap);
+    memcpy(t_why.text, text, sizeof text);
+    if (file && file != t_why.file)
+        keep_file(file);
+    t_why_file = file != NULL;
+    t_why_new = 1;
+    errno = saved;
+    return code;
+}
+
+int ge_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(-1, NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(code, NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_in(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = record(-1, file, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ge_fail_keep(const char *fmt, ...)
+{
+    char old[sizeof t_why.text];
+    size_t n;
+    va_list ap;
+    int saved = errno;
+    char text[sizeof t_why.text];
+    memcpy(old, t_why.text, sizeof old);
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    n = strlen(text);
+    if (old[0])
+        snprintf(text + n, sizeof text - n, ": %s", old);
+    memcpy(t_why.text, text, sizeof text);
+    t_why_new = 1;
+    errno = saved;
+    return -1;
+}
+
+const char *ge_why(void)
+{
+    return t_why.text;
+}
+
+const char *ge_why_file(void)
+{
+    return t_why_file ? t_why.file : NULL;
+}
+
+void ge_why_clear(void)
+{
+    t_why.text[0] = '\0';
+    t_why_file = 0;
+    t_why_new = 0;
+}
+
+void ge_err_why(const char *file)
+{
+    const char *f = ge_why_file();
+    t_why_new = 0;
+    ge_err(f ? f : file, "%s", t_why.text[0] ? t_why.text : "failed (no reason recorded)");
+}
+
+int ge_err_pending(const char *file)
+{
+    if (!t_why_new)
+        return 0;
+    ge_err_why(file);
+    return 1;
+}
+
+void ge_why_save(ge_why_rec *r)
+{
+    memcpy(r->text, t_why.text, sizeof r->text);
+    if (t_why_file)
+        memcpy(r->file, t_why.file, sizeof r->file);
+    else
+        r->file[0] = '\0';
+}
+
+void ge_why_load(const ge_why_rec *r)
+{
+    memcpy(t_why.text, r->text, sizeof t_why.text);
+    memcpy(t_why.file, r->file, sizeof t_why.file);
+    t_why_file = r->file[0] != '\0';
+    t_why_new = r->text[0] != '\0';
 }
 
 void ge_note(const char *fmt, ...)

@@ -103,14 +103,14 @@ static int check_opts(int argc, char **argv, cli_opts *o, const unsigned char *s
     if (o->codec || o->preset || o->crf) {
         /* checked against the container before any work: the batch's
          * video format (--format, else mkv), or OUTPUT's extension */
-        char buf[16], why[256];
+        char buf[16];
         const char *e = o->outdir ? (o->format && venc_format_ok(o->format) ? o->format : "mkv")
                                   : ge_ext(o->output, buf, sizeof buf);
         if (!o->outdir && (vid_is_sequence(o->output) || !venc_format_ok(e)))
             return cli_usage_error("--codec, --preset and --crf apply to video outputs "
                                "(.mkv .mp4 .y4m), not '%s'", o->output);
-        if (venc_codec_check(e, o->codec, o->preset, o->crf, why, sizeof why))
-            return cli_usage_error("%s", why);
+        if (venc_codec_check(e, o->codec, o->preset, o->crf))
+            return cli_usage_error("%s", ge_why());
     }
     return 0;
 }

@@ -124,6 +124,14 @@ static void lane_hand_back(run_ctx *c)
         ge_err(NULL, "engine %d (%s) failed", c->lane, c->lrep.device);
 }
 
+/* An engine's own fatal error is in the record (pipeline.h); a source's or
+ * sink's was reported where it happened (DESIGN.md §9). */
+static void engine_failed(int r)
+{
+    if (r == -1 && ge_why()[0])
+        ge_err_why(NULL);
+}
+
 static void *lane_thread(void *arg)
 {
     run_ctx *c = arg;
@@ -131,6 +139,7 @@ static void *lane_thread(void *arg)
     frame_sink sink = {c, media_put, media_finish};
     double t0 = ge_now();
     c->lane_r = c->use_gpu ? pipe_run_gpu(&c->po, &src, &sink) : pipe_run_cpu(&c->po, &src, &sink);
+    engine_failed(c->lane_r);
     close_output(c, 1); /* (an early output its engine never reached) */
     vsrc_close(&c->vr);
     c->busy_s += ge_now() - t0;
@@ -224,19 +233,18 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
     }
     for (int i = 0; i < nwant && n < max; i++) {
         gpu_info gi;
-        char why[256];
         if (want[i] == first) {
             devs[n++] = first;
             continue;
         }
-        if (gpu_probe(want[i], &gi, why, sizeof why)) {
+        if (gpu_probe(want[i], &gi)) {
             if (!o->devices_all) {
-                ge_err(NULL, "--devices: device %d: %s", want[i], why);
+                ge_err(NULL, "--devices: device %d: %s", want[i], ge_why());
                 gpu_set_device(first);
                 return -1;
             }
             if (!ge_quiet)
-                ge_note("device %d: %s; not used", want[i], why);
+                ge_note("device %d: %s; not used", want[i], ge_why());
             continue;
         }
         if (ge_verbose)
@@ -329,7 +337,7 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     l->po.ctx = NULL;
     if (api_ctx_for_engine(&l->po.ctx, &o->p, use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
                            use_gpu ? l->device : 0, l->po.threads) < 0) {
-        ge_err(NULL, "%s", ge_last_error(NULL));
+        ge_err_why(NULL);
         return -1;
     }
     if (use_gpu && i > 0 && any_nvj_job(c)) {
@@ -435,9 +443,10 @@ int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, doubl
     c->job_t0 = *t0; /* (an early-opened output's progress line) */
     if (api_ctx_for_engine(&po->ctx, &o->p, c->use_gpu ? GE_BACKEND_GPU : GE_BACKEND_CPU,
                            o->device, o->threads) < 0) {
-        ge_err(NULL, "%s", ge_last_error(NULL));
+        ge_err_why(NULL);
         return GE_EXIT_FAIL;
     }
     *r = c->use_gpu ? pipe_run_gpu(po, &src, &sink) : pipe_run_cpu(po, &src, &sink);
+    engine_failed(*r);
     return 0;
 }

@@ -29,7 +29,6 @@ void cli_version(FILE *fp)
 {
     int rt, drv;
     gpu_info gi;
-    char why[256];
 
     fprintf(fp, "gpuedge %s\n", GE_VERSION);
     print_lib(fp, "libavformat", avformat_version());
@@ -54,11 +53,11 @@ void cli_version(FILE *fp)
         fprintf(fp, "  %-12s driver supports CUDA %d.%d\n", "driver", drv / 1000, (drv % 1000) / 10);
     else
         fprintf(fp, "  %-12s none found\n", "driver");
-    if (gpu_probe(0, &gi, why, sizeof why) == 0)
+    if (gpu_probe(0, &gi) == 0)
         fprintf(fp, "  %-12s %s, compute capability %d.%d, %d SMs, %zu MiB\n", "GPU", gi.name,
                 gi.cc_major, gi.cc_minor, gi.sm_count, gi.total_mem >> 20);
     else
-        fprintf(fp, "  %-12s %s\n", "GPU", why);
+        fprintf(fp, "  %-12s %s\n", "GPU", ge_why());
 }
 
 int main(int argc, char **argv)

@@ -159,7 +159,9 @@ static void run_free(run_ctx *c, run_shared *sh, run_start *st, pipe_opts *po)
     ge_ctx_free(&po->ctx);
     startup_end(st);
     early_abandon(c);
+    ge_why_clear();
     so_abort(&c->hist);
+    ge_err_pending(c->o->hist_file); /* a write error only the abort reports */
     src_image_free(c);
     if (c->nvj) {
         double t_close = ge_now();
@@ -216,9 +218,12 @@ int run_main(cli_opts *o)
     vsrc_close(&c.vr);
     t_closed = ge_now();
     if (c.hist) {
+        ge_why_clear();
         if (r == 0 && (hist_flush(&c) || so_commit(&c.hist)))
             r = -1;
+        ge_err_pending(c.o->hist_file); /* the commit's (DESIGN.md §9) */
         so_abort(&c.hist);
+        ge_err_pending(c.o->hist_file); /* a write error only the abort reports */
     }
     status = summary(&c, &rep, &chk, r);
 end:

@@ -76,8 +76,10 @@ int open_hist(run_ctx *c)
 {
     static const char head[] = "file,frame,pts";
     char num[16];
-    if (so_open(&c->hist, c->o->hist_file, &c->so, c->inputs, c->njobs))
+    if (so_open(&c->hist, c->o->hist_file, &c->so, c->inputs, c->njobs)) {
+        ge_err_why(c->o->hist_file);
         return -1;
+    }
     if (so_write(c->hist, head, sizeof head - 1))
         return -1;
     for (int i = 0; i < GE_HIST_BINS; i++) {
@@ -96,11 +98,14 @@ int open_hist(run_ctx *c)
 static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *fr)
 {
     so_file *f = NULL;
+    ge_why_clear();
     if (!sig_stopped() && so_open(&f, path, &c->so, c->inputs, c->njobs) == 0 &&
         img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
         !sig_stopped() && so_commit(&f) == 0)
         return 0;
+    ge_err_pending(path); /* the open's, the encoder's or the commit's (DESIGN.md §9) */
     so_abort(&f);
+    ge_err_pending(path); /* a write error that only the abort reports */
     return sig_stopped() ? 1 : -1;
 }
 
@@ -129,11 +134,15 @@ void close_output(run_ctx *c, int abandon)
     if (abandon && !failed)
         j->abandoned = 1; /* not its own fault: another engine may redo it */
     if (j->out_kind == OUT_VIDEO) {
-        int r = c->enc ? venc_close(&c->enc, abandon || failed) : -1;
+        int r;
+        ge_why_clear();
+        r = c->enc ? venc_close(&c->enc, abandon || failed) : -1;
         if (r == 0 && !abandon && !failed && !sig_stopped() && so_commit(&c->out) == 0) {
             j->state = JOB_OK;
         } else {
+            ge_err_pending(j->output); /* the encoder's or the commit's (DESIGN.md §9) */
             so_abort(&c->out);
+            ge_err_pending(j->output); /* a write error that only the abort reports */
             if (!sig_stopped())
                 j->state = JOB_FAILED;
         }
@@ -268,8 +277,10 @@ static void put_video(run_ctx *c, job *j, const sink_frame *fr)
         (fr->width != c->early_w || fr->height != c->early_h)) {
         /* opened early for the header's size, but the first frame has
          * another: start again at the frame's, as without early_open */
+        ge_why_clear();
         venc_close(&c->enc, 1);
         so_abort(&c->out);
+        ge_err_pending(j->output);
     }
     c->early_w = c->early_h = 0;
     if (!c->enc) {
@@ -283,15 +294,19 @@ static void put_video(run_ctx *c, job *j, const sink_frame *fr)
         }
         if (so_open(&c->out, j->output, &c->so, c->inputs, c->njobs) ||
             venc_open(c->out, j->vext, fr->width, fr->height, tb, fps, &vo, &c->enc)) {
+            ge_err_why(j->output);
             c->sink_failed = 1;
             return;
         }
     }
+    ge_why_clear();
     if (venc_put_sized(c->enc, fr->edge, fr->width, fr->height, fr->width, ts,
-                       fr->duration) == 0)
+                       fr->duration) == 0) {
         j->frames++;
-    else
+    } else {
+        ge_err_pending(j->output); /* (a write error: at the abort) */
         c->sink_failed = 1;
+    }
     if (!j->video_in)
         close_output(c, 0);
 }
@@ -367,10 +382,14 @@ int write_report(run_ctx *c, const rep_stats *r)
         return -1;
     rep_print(r, json, mem);
     fclose(mem);
+    ge_why_clear();
     if (so_open(&f, o->report_file, &c->so, c->inputs, c->njobs) == 0 &&
         so_write(f, text, len) == 0 && so_commit(&f) == 0)
         ret = 0;
+    else
+        ge_err_pending(o->report_file);
     so_abort(&f);
+    ge_err_pending(o->report_file);
     free(text);
     return ret;
 }

@@ -85,8 +85,10 @@ static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *bu
     double t0 = ge_now();
     int ok;
     j->t_begin = t0;
-    if (img_load(j->input, &img))
+    if (img_load(j->input, &img)) {
+        ge_err_why(j->input);
         return 0;
+    }
     note_decoder(c, j->input, &img);
     ok = image_as_frame(c, jobi, &img, 0, fr, buf);
     img_free(&img);
@@ -102,6 +104,8 @@ static void decode_task(void *arg)
     int ok;
     c->jobs[t->job].t_begin = t0;
     ok = !sig_stopped() && img_load(c->jobs[t->job].input, &t->img) == 0;
+    if (!ok && !sig_stopped())
+        ge_err_why(c->jobs[t->job].input); /* the file's one line, from this thread */
     pthread_mutex_lock(&c->sh->pf_mu);
     t->ok = ok;
     t->ms = (ge_now() - t0) * 1e3;
@@ -224,7 +228,6 @@ static size_t nvj_group_add(run_ctx *c, int i, nvj_pic *pics, unsigned char **fi
 {
     job *j = &c->jobs[i];
     nvj_slot *s = &c->nvs[i];
-    char why[128];
     size_t len;
     if (!j->nvj || j->state != JOB_PENDING || s->state)
         return 0;
@@ -232,8 +235,10 @@ static size_t nvj_group_add(run_ctx *c, int i, nvj_pic *pics, unsigned char **fi
     s->dec = c->nvj;
     memset(&s->pic, 0, sizeof s->pic);
     j->t_begin = ge_now();
-    if (nvj_read_file(j->input, &files[*k], &len, why, sizeof why))
-        return 0; /* pic.why empty: the CPU path says why */
+    if (nvj_read_file(j->input, &files[*k], &len)) {
+        ge_why_clear(); /* pic.why empty: the CPU path says why */
+        return 0;
+    }
     memset(&pics[*k], 0, sizeof pics[*k]);
     pics[*k].data = files[*k];
     pics[*k].len = len;
@@ -388,15 +393,14 @@ void src_image_start_pools(run_ctx *c)
  * 0, or -1 (reported). */
 int src_image_open_nvj(run_ctx *c)
 {
-    char why[512];
     double t_open = ge_now();
     if (!c->nvs || !any_nvj_job(c))
         return 0;
-    if (nvj_open(NVJ_GROUP, &c->nvj, why, sizeof why)) {
+    if (nvj_open(NVJ_GROUP, &c->nvj)) {
         if (c->lane > 0)
-            ge_err(NULL, "--jpeg-decoder=nvjpeg: device %d: %s", c->device, why);
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: device %d: %s", c->device, ge_why());
         else
-            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", ge_why());
         return -1;
     }
     if (c->lane == 0 && ge_verbose)

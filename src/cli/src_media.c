@@ -135,11 +135,12 @@ static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
         first_decoded(c);
         return 1;
     }
-    if (r < 0 && !sig_stopped())
+    if (r < 0 && !sig_stopped()) {
+        ge_err_why(j->input);
         j->src_failed = 1;
-    else if (r == 0 && j->decoded > 0 && vsrc_corrupt_count(c->vr) > 0)
+    } else if (r == 0 && j->decoded > 0 && vsrc_corrupt_count(c->vr) > 0) {
         video_damaged(c, j);
-    else if (r == 0 && j->decoded == 0) {
+    } else if (r == 0 && j->decoded == 0) {
         /* one line, with the count of decoding errors */
         long nerr = vsrc_corrupt_count(c->vr);
         if (nerr > 0)
@@ -194,6 +195,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vo.threads = c->threads;
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
+            ge_err_why(j->input);
             j->src_failed = 1;
             continue;
         }

@@ -33,10 +33,9 @@ int startup_checks(const cli_opts *o)
         }
     }
     if (o->jpeg_decoder == CLI_JPEG_NVJPEG) {
-        char why[512];
         double t_load = ge_now();
-        if (nvj_load(why, sizeof why)) {
-            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", why);
+        if (nvj_load()) {
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", ge_why());
             return GE_EXIT_FAIL;
         }
         if (ge_verbose)
@@ -126,8 +125,9 @@ static void early_output(run_ctx *c, job *j, int ji, const vid_info *vi)
  * frame has another size.  Only for a final file written through a temp
  * (never a pipe or a device, where a header would already be out) and
  * without --keep-partial: an early output the run abandons leaves
- * nothing.  Errors are muted: what fails here is left to the usual path,
- * which opens it again and reports it, so every message stays as it was. */
+ * nothing.  Nothing is printed here: what fails leaves a record nobody
+ * prints (DESIGN.md §9), and the usual path opens it again and reports it,
+ * so every message stays as it was. */
 static void early_open(run_ctx *c, const gpu_probe_job *probe)
 {
     const cli_opts *o = c->o;
@@ -145,7 +145,6 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     ji = jq_at(&c->sh->q, pos);
     jq_take_through(&c->sh->q, pos);
     j = &c->jobs[ji];
-    ge_err_muted = 1;
     have = early_source(c, j, ji, probe, &vi);
     /* Where the encoder's lanes depend on the decoder (venc_opts.gpu_frames)
      * and --hwdec=auto may yet choose NVDEC for this file, it opens at the
@@ -157,7 +156,7 @@ static void early_open(run_ctx *c, const gpu_probe_job *probe)
     if (have && j->out_kind == OUT_VIDEO && !o->keep_partial && vi.width > 0 && vi.height > 0 &&
         strcmp(j->output, "-") && (stat(j->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode)))
         early_output(c, j, ji, &vi);
-    ge_err_muted = 0;
+    ge_why_clear(); /* what failed is left to the usual path (DESIGN.md §9) */
     if (!c->vr)
         lane_claim(c, ji); /* the source opens it first */
     if (ge_verbose && have)
@@ -180,9 +179,10 @@ static void early_to_software(run_ctx *c)
     c->sink_job = -1;
     c->early_w = c->early_h = 0;
     j->t_begin = ge_now();
-    if (vsrc_open(j->input, &vo, &c->vr))
+    if (vsrc_open(j->input, &vo, &c->vr)) {
+        ge_err_why(j->input);
         j->src_failed = 1;
-    else
+    } else
         video_opened(c, c->vr_job);
 }
 
@@ -249,9 +249,8 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
             ge_note("--backend=auto: a few small images, the CPU backend is quicker than "
                     "starting the GPU (--backend=gpu to insist)");
     } else if (o->backend != CLI_BACKEND_CPU) {
-        char why[256];
-        int pr = st->probe ? gpu_probe_wait(&st->probe, &st->gi, why, sizeof why, &st->t_cuda)
-                           : gpu_probe(o->device, &st->gi, why, sizeof why);
+        int pr = st->probe ? gpu_probe_wait(&st->probe, &st->gi, &st->t_cuda)
+                           : gpu_probe(o->device, &st->gi);
         if (!st->t_cuda)
             st->t_cuda = ge_now();
         if (pr == 0) {
@@ -266,10 +265,10 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
                    o->jpeg_decoder == CLI_JPEG_NVJPEG) {
             ge_err(NULL, "%s: %s", o->backend == CLI_BACKEND_GPU ? "--backend=gpu"
                                    : o->hwdec == CLI_HWDEC_NVDEC ? "--hwdec=nvdec"
-                                   : "--jpeg-decoder=nvjpeg: no usable GPU", why);
+                                   : "--jpeg-decoder=nvjpeg: no usable GPU", ge_why());
             return GE_EXIT_FAIL;
         } else if (!ge_quiet) {
-            ge_note("%s; using the CPU backend", why);
+            ge_note("%s; using the CPU backend", ge_why());
         }
     }
     if (!st->use_gpu && vsrc_nvdec(c->vr))
@@ -284,5 +283,5 @@ int startup_backend(run_ctx *c, run_start *st, rep_stats *rep)
 void startup_end(run_start *st)
 {
     if (st->probe)
-        gpu_probe_wait(&st->probe, &st->gi, (char[8]){0}, 8, NULL);
+        gpu_probe_wait(&st->probe, &st->gi, NULL);
 }

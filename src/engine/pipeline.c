@@ -119,6 +119,7 @@ static const char *job_name(const pipe_opts *o, int job)
 #if GE_CUDA
 #include <cuda_runtime_api.h>
 
+#define GE_CUDA_RECORD /* CUDA failures are recorded, not printed (DESIGN.md §9) */
 #include "cuda_check.h"
 #include "fused.h"
 #include "kernels.h"
@@ -221,6 +222,9 @@ typedef struct gpu_engine {
     long strip_frames;
     int strip_job;    /* the last job told about its strips (-v) */
     int fatal;        /* atomic */
+    int why_taken;    /* atomic: `why` belongs to the first failure */
+    int has_why;      /* `why` holds the engine's own failure */
+    ge_why_rec why;   /* that failure's record, from the thread it hit */
     int stopped;
     ge_ctx *ctx;      /* o->ctx, or the engine's own (own_ctx) */
     int own_ctx;
@@ -237,7 +241,23 @@ typedef struct gpu_engine {
 static double tnow(const gpu_engine *e) { return e->trace ? ge_now() : 0; }
 
 static int eng_failed(gpu_engine *e) { return __atomic_load_n(&e->fatal, __ATOMIC_ACQUIRE); }
-static void eng_fail(gpu_engine *e) { __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE); }
+/* The engine's own failure: the first one's record (the calling thread's,
+ * DESIGN.md §9) goes back to pipe_run_gpu's caller. */
+static void eng_fail(gpu_engine *e)
+{
+    if (!__atomic_exchange_n(&e->why_taken, 1, __ATOMIC_ACQ_REL)) {
+        ge_why_save(&e->why);
+        e->has_why = 1; /* read after the threads are joined */
+    }
+    __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE);
+}
+
+/* The source's or the sink's failure: they have reported it. */
+static void eng_fail_reported(gpu_engine *e)
+{
+    __atomic_exchange_n(&e->why_taken, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&e->fatal, 1, __ATOMIC_RELEASE);
+}
 
 /* A thread's current device is its own (device 0 when it starts): each
  * engine thread selects the engine's, so that several engines, one a
@@ -271,7 +291,7 @@ static void *decode_thread(void *arg)
         r = e->src->next(e->src->ctx, &s->fr, &s->h);
         e->t_dec_src += tnow(e) - t1;
         if (r < 0)
-            eng_fail(e);
+            eng_fail_reported(e);
         if (r <= 0)
             break;
         q_push(&e->filled_in, s);
@@ -362,7 +382,7 @@ static void *writer_thread(void *arg)
                               s->blurred ? s->h_blur.p : NULL, s->h_edge.p,
                               s->h_hist, job_name(o, s->fr.job), s->fr.index);
             if (c < 0) {
-                ge_err(job_name(o, s->fr.job), "cpu-ref: out of memory");
+                ge_fail_in(job_name(o, s->fr.job), "cpu-ref: out of memory");
                 eng_fail(e);
             }
             if (o->report)
@@ -378,7 +398,7 @@ static void *writer_thread(void *arg)
             };
             double wms = 0, t2 = tnow(e);
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
-                eng_fail(e);
+                eng_fail_reported(e);
             e->t_wr_sink += tnow(e) - t2;
             if (o->report && wms >= 0)
                 rep_add(o->report, REP_WRITE, wms);
@@ -389,7 +409,7 @@ static void *writer_thread(void *arg)
 }
 
 /* Grows a device buffer; the caller has made sure nothing in flight uses
- * it.  Returns 0 or -1 (message printed). */
+ * it.  Returns 0 or -1 (recorded). */
 static int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *name)
 {
     size_t c;
@@ -407,9 +427,8 @@ static int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *n
     err = cudaMalloc(&q, c);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        ge_err(name, "out of GPU memory (%zu MiB more needed): %s", c >> 20,
-               cudaGetErrorString(err));
-        return -1;
+        return ge_fail_in(name, "out of GPU memory (%zu MiB more needed): %s", c >> 20,
+                          cudaGetErrorString(err));
     }
     *p = q;
     *cap = c;
@@ -438,7 +457,7 @@ static size_t dev_size(const gpu_engine *e, size_t n)
 /* Output rows a strip gets for this frame, or h when the whole frame's
  * buffers fit the engine's budget (one ring slot's share of it; the staged
  * path's three float planes are shared by all slots).  0: not even a
- * one-row strip fits (message printed). */
+ * one-row strip fits (recorded). */
 static int plan_strips(const gpu_engine *e, const ge_frame *f, int on_device,
                        const char *name)
 {
@@ -458,9 +477,9 @@ static int plan_strips(const gpu_engine *e, const ge_frame *f, int on_device,
     rows = strip_rows(f->height, e->o->taps.radius, f->stride, (size_t)f->width, 2, per);
     if (rows < 1) {
         size_t min = strip_bytes(1, e->o->taps.radius, f->stride, (size_t)f->width, 2);
-        ge_err(name, "a %dx%d frame does not fit the memory budget (%zu KiB of GPU memory "
-               "a ring slot; a one-row strip needs %zu KiB): raise --mem-limit",
-               f->width, f->height, per >> 10, min >> 10);
+        ge_fail_in(name, "a %dx%d frame does not fit the memory budget (%zu KiB of GPU "
+                   "memory a ring slot; a one-row strip needs %zu KiB): raise --mem-limit",
+                   f->width, f->height, per >> 10, min >> 10);
     }
     return rows;
 }
@@ -468,7 +487,7 @@ static int plan_strips(const gpu_engine *e, const ge_frame *f, int on_device,
 /* --canny: a hysteresis chain can cross the whole frame, so Canny frames
  * are never split into strips; the frame's buffers plus the Canny scratch
  * (t plane, labels: 8 B a pixel) must fit the budget whole.  Returns h, or
- * 0 (message printed). */
+ * 0 (recorded). */
 static int plan_canny(const gpu_engine *e, const ge_frame *f, int on_device,
                       const char *name)
 {
@@ -480,18 +499,18 @@ static int plan_canny(const gpu_engine *e, const ge_frame *f, int on_device,
     const size_t planes = e->fused ? 0 : 3 * sizeof(float) * npx;
 
     if (!scratch) {
-        ge_err(name, "a %dx%d frame is too large for --canny on the GPU (2^31 pixels or more)",
-               f->width, f->height);
+        ge_fail_in(name, "a %dx%d frame is too large for --canny on the GPU (2^31 pixels or "
+                   "more)", f->width, f->height);
         return 0;
     }
     /* npx < 2^31 here (scratch != 0): no product overflows */
     if (whole >= in_bytes && whole <= per &&
         dev_size(e, scratch) + planes <= e->budget - whole * (size_t)e->nslots)
         return f->height;
-    ge_err(name, "a %dx%d frame does not fit the memory budget for --canny (%zu MiB of GPU "
-           "memory; Canny frames are processed whole, never in strips, and need %zu MiB): "
-           "raise --mem-limit", f->width, f->height, e->budget >> 20,
-           (whole * (size_t)e->nslots + dev_size(e, scratch) + planes) >> 20);
+    ge_fail_in(name, "a %dx%d frame does not fit the memory budget for --canny (%zu MiB of "
+               "GPU memory; Canny frames are processed whole, never in strips, and need %zu "
+               "MiB): raise --mem-limit", f->width, f->height, e->budget >> 20,
+               (whole * (size_t)e->nslots + dev_size(e, scratch) + planes) >> 20);
     return 0;
 }
 
@@ -691,8 +710,7 @@ static int prepare_out(gpu_engine *e, in_slot *s, out_slot *o, const char *name)
 end:
     return ret;
 oom:
-    ge_err(name, "out of host memory for a %dx%d frame", w, h);
-    return -1;
+    return ge_fail_in(name, "out of host memory for a %dx%d frame", w, h);
 }
 
 /* The staged path in the compute stream: grey, blur H, blur V, then Sobel
@@ -935,10 +953,8 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     long seq = 0;
     in_slot *s;
 
-    if (!e) {
-        ge_err(NULL, "out of memory");
-        return -1;
-    }
+    if (!e)
+        return ge_fail("out of memory");
     use_device(o);
     e->o = o;
     e->nslots = o->slots > 0 ? (o->slots < PIPE_MAX_SLOTS ? o->slots : PIPE_MAX_SLOTS)
@@ -951,8 +967,7 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     if (!e->ctx) {
         if (api_ctx_for_engine(&e->ctx, &o->params, GE_BACKEND_GPU,
                                o->device >= 0 ? o->device : 0, o->threads) < 0) {
-            ge_err(NULL, "%s", ge_last_error(NULL));
-            free(e);
+            free(e); /* (the library recorded why) */
             return -1;
         }
         e->own_ctx = 1;
@@ -964,12 +979,12 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     if (engine_init(e))
         goto fail;
     if (pthread_create(&wr, NULL, writer_thread, e)) {
-        ge_err(NULL, "cannot start the writer thread");
+        ge_fail("cannot start the writer thread");
         goto fail;
     }
     have_wr = 1;
     if (pthread_create(&dec, NULL, decode_thread, e)) {
-        ge_err(NULL, "cannot start the decode thread");
+        ge_fail("cannot start the decode thread");
         goto fail;
     }
     have_dec = 1;
@@ -1023,6 +1038,11 @@ fail:
         o->report->path = e->fused ? "fused (strips)" : "staged (big frames: fused strips)";
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
+    /* after finish, which may leave records of its own */
+    if (ret == -1 && e->has_why)
+        ge_why_load(&e->why);
+    else if (ret == -1)
+        ge_why_clear();
     engine_free(e);
     if (e->own_ctx)
         ge_ctx_free(&e->ctx);
@@ -1036,8 +1056,7 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     (void)o;
     (void)src;
     (void)sink;
-    ge_err(NULL, "the GPU engine: %s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("the GPU engine: %s", GPU_NONE_WHY);
 }
 
 #endif /* GE_CUDA */
@@ -1052,12 +1071,12 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     int ret = 0, r;
     src_frame fr;
     ge_ctx *ctx = o->ctx, *own = NULL;
+    ge_why_rec why; /* the engine's own failure, kept over finish() */
+    int has_why = 0;
 
     if (!ctx) {
-        if (api_ctx_for_engine(&own, &o->params, GE_BACKEND_CPU, 0, o->threads) < 0) {
-            ge_err(NULL, "%s", ge_last_error(NULL));
-            return -1;
-        }
+        if (api_ctx_for_engine(&own, &o->params, GE_BACKEND_CPU, 0, o->threads) < 0)
+            return -1; /* (the library recorded why) */
         ctx = own;
     }
     if (o->report) {
@@ -1080,8 +1099,8 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         if (fr.on_device) {
             /* sources make device frames only for the GPU engine */
             src_frame_release(&fr);
-            ge_err(name, "internal error: a device frame reached the CPU backend");
-            ret = -1;
+            ret = ge_fail_in(name, "internal error: a device frame reached the CPU backend");
+            has_why = 1;
             break;
         }
         memset(&pl, 0, sizeof pl);
@@ -1089,8 +1108,8 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
             (check && (host_buf_reserve(&grey, npx * sizeof(float)) ||
                        host_buf_reserve(&blur_h, npx * sizeof(float)) ||
                        host_buf_reserve(&blur, npx * sizeof(float))))) {
-            ge_err(name, "out of memory for a %dx%d frame", f->width, f->height);
-            ret = -1;
+            ret = ge_fail_in(name, "out of memory for a %dx%d frame", f->width, f->height);
+            has_why = 1;
             break;
         }
         pl.edge = edge.p;
@@ -1105,16 +1124,17 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         if (r == GE_STOPPED)
             break;
         if (r == GE_OVER_BUDGET) {
-            ge_err(name, "a %dx%d frame does not fit the memory budget (%zu KiB; one row "
-                   "band needs %zu KiB): raise --mem-limit", f->width, f->height,
-                   o->mem_limit >> 10,
-                   cpu_scratch_bytes(f->width, f->height, o->params.sigma, 1) >> 10);
-            ret = -1;
+            ret = ge_fail_in(name, "a %dx%d frame does not fit the memory budget (%zu KiB; "
+                             "one row band needs %zu KiB): raise --mem-limit", f->width,
+                             f->height, o->mem_limit >> 10,
+                             cpu_scratch_bytes(f->width, f->height, o->params.sigma, 1) >> 10);
+            has_why = 1;
             break;
         }
         if (r < 0) {
-            ge_err(name, "out of memory or threads for a %dx%d frame", f->width, f->height);
-            ret = -1;
+            ret = ge_fail_in(name, "out of memory or threads for a %dx%d frame", f->width,
+                             f->height);
+            has_why = 1;
             break;
         }
         if (o->report) {
@@ -1128,8 +1148,8 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                                o->taps.radius ? pl.blur_h : NULL,
                                o->taps.radius ? pl.blur : NULL, pl.edge, pl.hist,
                                name, fr.index) < 0) {
-            ge_err(name, "cpu-ref: out of memory");
-            ret = -1;
+            ret = ge_fail_in(name, "cpu-ref: out of memory");
+            has_why = 1;
             break;
         }
         if (check && o->report)
@@ -1151,8 +1171,15 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
     }
     if (ret == 0 && stop_asked(o))
         ret = GE_STOPPED;
+    if (has_why)
+        ge_why_save(&why);
     if (sink->finish(sink->ctx, ret != 0) < 0 && ret == 0)
         ret = -1;
+    /* after finish, which may leave records of its own */
+    if (ret == -1 && has_why)
+        ge_why_load(&why);
+    else if (ret == -1)
+        ge_why_clear();
     host_buf_free(&in);
     host_buf_free(&edge);
     host_buf_free(&grey);

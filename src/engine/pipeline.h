@@ -46,7 +46,10 @@ typedef struct pipe_opts {
 } pipe_opts;
 
 /* Both return 0 when every frame went through (mismatches are counted in
- * check), -1 on a fatal error (message printed), GE_STOPPED when interrupted. */
+ * check), GE_STOPPED when interrupted, or -1 on a fatal error: the engine's
+ * own is in the calling thread's error record, for the caller to print
+ * (DESIGN.md §9); the record is empty when the source or the sink failed
+ * (they report their own). */
 int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
 int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink);
 

@@ -23,13 +23,12 @@ const AVCodec *hw_find_decoder(const AVCodec *sw, int *hw_only)
     return sw;
 }
 
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
+int hw_open(AVCodecContext *dec, int device, hw_dec **out)
 {
     (void)dec;
     (void)device;
     *out = NULL;
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 AVBufferRef *hw_device_ref(hw_dec *h)
@@ -40,22 +39,20 @@ AVBufferRef *hw_device_ref(hw_dec *h)
 
 void hw_close(hw_dec **h) { *h = NULL; }
 
-int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, const char **why)
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g)
 {
     (void)frame;
     (void)sw_fmt;
     (void)g;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
-int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr)
 {
     (void)h;
     (void)frame;
     (void)fr;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 size_t hw_frame_bytes(const src_frame *fr)
@@ -64,11 +61,10 @@ size_t hw_frame_bytes(const src_frame *fr)
     return 0;
 }
 
-int hw_detach(src_frame *fr, const char **why)
+int hw_detach(src_frame *fr)
 {
     (void)fr;
-    *why = GPU_NONE_WHY;
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 int hw_on_surface(const src_frame *fr)
@@ -93,17 +89,16 @@ size_t hw_mem_free(int device)
 // ---------------------------------------------------------------------------
 // nvjpeg.h: nvj_load fails first (run.c), so nothing else is reached
 
-int nvj_load(char *why, size_t n)
+int nvj_load(void)
 {
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
-int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
+int nvj_open(int max_batch, nvj_dec **out)
 {
     (void)max_batch;
     *out = NULL;
-    return nvj_load(why, n);
+    return nvj_load();
 }
 
 const char *nvj_backend(const nvj_dec *d)
@@ -136,13 +131,12 @@ void nvj_release(nvj_dec *d, nvj_pic *p)
 
 void nvj_close(nvj_dec **d) { *d = NULL; }
 
-int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n)
+int nvj_read_file(const char *path, unsigned char **data, size_t *len)
 {
     (void)path;
     *data = NULL;
     *len = 0;
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 int nvj_is_jpeg(const unsigned char *data, size_t len)

@@ -229,7 +229,7 @@ static void stream_free(AVHWDeviceContext *ctx)
     ctx->user_opaque = NULL;
 }
 
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
+int hw_open(AVCodecContext *dec, int device, hw_dec **out)
 {
     hw_dec *h = calloc(1, sizeof *h);
     char name[16], eb[AV_ERROR_MAX_STRING_SIZE];
@@ -238,16 +238,14 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
     int err;
 
     *out = NULL;
-    if (!h) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
+    if (!h)
+        return ge_fail("out of memory");
     /* the decode thread's current device: the stream and the per-frame
      * events are made on it */
     ce = cudaSetDevice(device);
     if (ce != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "CUDA device %d: %s", device, cudaGetErrorString(ce));
+        ge_fail("CUDA device %d: %s", device, cudaGetErrorString(ce));
         goto fail;
     }
     /* libavutil retains the primary context only with blocking-sync
@@ -264,13 +262,13 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
                                  AV_CUDA_USE_PRIMARY_CONTEXT);
     if (err < 0) {
         av_strerror(err, eb, sizeof eb);
-        snprintf(why, n, "cannot open CUDA device %d for NVDEC: %s", device, eb);
+        ge_fail("cannot open CUDA device %d for NVDEC: %s", device, eb);
         goto fail;
     }
     ce = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking);
     if (ce != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "cannot create a CUDA stream: %s", cudaGetErrorString(ce));
+        ge_fail("cannot create a CUDA stream: %s", cudaGetErrorString(ce));
         goto fail;
     }
     hd = (AVHWDeviceContext *)h->dev->data;
@@ -278,7 +276,7 @@ int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n)
     hd->user_opaque = h->stream;
     hd->free = stream_free;
     if (dec && !(dec->hw_device_ctx = av_buffer_ref(h->dev))) {
-        snprintf(why, n, "out of memory");
+        ge_fail("out of memory");
         goto fail;
     }
     *out = h;
@@ -304,7 +302,7 @@ void hw_close(hw_dec **hp)
     free(h);
 }
 
-int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, const char **why)
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g)
 {
     const AVHWFramesContext *fc =
         frame->hw_frames_ctx ? (const AVHWFramesContext *)frame->hw_frames_ctx->data : NULL;
@@ -315,8 +313,7 @@ int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, co
     memset(g, 0, sizeof *g);
     if (!sd || sd->comp[0].plane != 0 || sd->comp[0].offset != 0 || frame->width <= 0 ||
         frame->height <= 0 || frame->linesize[0] <= 0 || !frame->data[0]) {
-        *why = "NVDEC frame without a usable luma plane";
-        return -1;
+        return ge_fail("NVDEC frame without a usable luma plane");
     }
     /* The stream's own format (yuv420p10le for P010 surfaces) gives the
      * bit depth and the default range, as in software decoding. */
@@ -325,8 +322,7 @@ int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, co
         sw_fmt = fc->sw_format;
         dd = sd;
         if (vid_luma_params(sw_fmt, frame->color_range, g)) {
-            *why = "unsupported NVDEC surface format";
-            return -1;
+            return ge_fail("unsupported NVDEC surface format");
         }
     }
     depth = dd->comp[0].depth;
@@ -336,8 +332,7 @@ int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, co
         g->bytes_per_sample = 2;
         g->shift = 16 - depth;
     } else if (bps != 1 || g->bytes_per_sample != 1) {
-        *why = "unsupported NVDEC surface format";
-        return -1;
+        return ge_fail("unsupported NVDEC surface format");
     }
     g->width = frame->width;
     g->height = frame->height;
@@ -346,8 +341,7 @@ int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g, co
     /* libavcodec crops only right/bottom of hwaccel frames: do left/top */
     if (frame->crop_left || frame->crop_top) {
         if (frame->crop_left >= (size_t)frame->width || frame->crop_top >= (size_t)frame->height) {
-            *why = "NVDEC frame cropped to nothing";
-            return -1;
+            return ge_fail("NVDEC frame cropped to nothing");
         }
         g->data = frame->data[0] + frame->crop_top * g->stride + frame->crop_left * (size_t)bps;
         g->width -= (int)frame->crop_left;
@@ -367,13 +361,12 @@ static void hw_release(void *ctx)
     free(t);
 }
 
-int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr)
 {
     hw_token *t = calloc(1, sizeof *t);
     if (!t || !(t->frame = av_frame_alloc())) {
         free(t);
-        *why = "out of memory";
-        return -1;
+        return ge_fail("out of memory");
     }
     /* the reader may run on a thread other than the one that opened it
      * (vsource.c hands segment 0's reader to a decoder thread): the event
@@ -389,8 +382,7 @@ int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why)
             cudaEventDestroy(t->ready);
         av_frame_free(&t->frame);
         free(t);
-        *why = "cannot record a CUDA event";
-        return -1;
+        return ge_fail("cannot record a CUDA event");
     }
     av_frame_move_ref(t->frame, frame);
     t->stream = h->stream;
@@ -421,7 +413,7 @@ int hw_on_surface(const src_frame *fr)
     return t && t->frame && !t->blk;
 }
 
-int hw_detach(src_frame *fr, const char **why)
+int hw_detach(src_frame *fr)
 {
     hw_token *t = fr->release == hw_release ? fr->release_ctx : NULL;
     int ch = fr->f.channels > 0 ? fr->f.channels : 1;
@@ -434,8 +426,7 @@ int hw_detach(src_frame *fr, const char **why)
     n = fr->f.stride * (size_t)fr->f.height;
     cudaSetDevice(t->device);
     if (!(b = blk_get(t->device, n))) {
-        *why = "out of GPU memory for a decoded frame";
-        return -1;
+        return ge_fail("out of GPU memory for a decoded frame");
     }
     /* the same pitch: the engine reads it as it read the surface.  After
      * `ready` (the decoder's work, on the same stream); synchronised, since
@@ -447,8 +438,7 @@ int hw_detach(src_frame *fr, const char **why)
         cudaEventSynchronize(t->ready) != cudaSuccess) {
         cudaGetLastError();
         blk_put(b);
-        *why = "cannot copy a decoded frame off its NVDEC surface";
-        return -1;
+        return ge_fail("cannot copy a decoded frame off its NVDEC surface");
     }
     av_frame_free(&t->frame); /* the surface goes back to the decoder */
     t->stream = NULL;

@@ -42,8 +42,9 @@ typedef struct hw_dec hw_dec;
 /* Makes a CUDA device context for GPU `device` (primary context) and, when
  * dec is not NULL, attaches it to dec (before avcodec_open2); with a stream of its own for the copies
  * out of the decoder's surfaces.  Makes `device` current on the calling
- * thread.  Returns 0, or -1 with a one-phrase reason in why. */
-int hw_open(AVCodecContext *dec, int device, hw_dec **out, char *why, size_t n);
+ * thread.  Returns 0, or -1 with a one-phrase reason recorded (ge_fail,
+ * DESIGN.md §9). */
+int hw_open(AVCodecContext *dec, int device, hw_dec **out);
 /* The device context (for AVCodecContext.hw_device_ctx: take a ref). */
 AVBufferRef *hw_device_ref(hw_dec *h);
 /* NULL-safe; frames already handed out stay valid (they hold their own
@@ -54,13 +55,13 @@ void hw_close(hw_dec **h);
  * ge_frame (device pointer, pitch, DESIGN.md §1.2 range expansion from the
  * decoder's software format `sw_fmt` and the frame's color_range: P010 /
  * P016 samples keep their MSB alignment, shift = 16 - bit depth).
- * Returns 0, or -1 with *why set. */
-int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g,
-                const char **why);
+ * Returns 0, or -1 with the reason recorded (ge_fail, DESIGN.md §9). */
+int hw_describe(const AVFrame *frame, enum AVPixelFormat sw_fmt, ge_frame *g);
 /* Takes frame's reference (frame is left blank) into a token released
  * through fr->release, records fr->ready on the hw stream, and marks fr
- * on_device.  Returns 0, or -1 with *why set (frame left as it was). */
-int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr, const char **why);
+ * on_device.  Returns 0, or -1 with the reason recorded (frame left as it
+ * was). */
+int hw_take(hw_dec *h, AVFrame *frame, src_frame *fr);
 /* GPU memory a device frame made by hw_take holds (its CUDA frame pool
  * buffers: NV12 about 1.5 x pitch x height); 0 for any other frame. */
 size_t hw_frame_bytes(const src_frame *fr);
@@ -76,8 +77,8 @@ size_t hw_frame_bytes(const src_frame *fr);
  * frame then comes out with no data, or, for HEVC, concealed).  fr keeps
  * its ready event (recorded after the copy) and its release (the buffer
  * goes back to the cache).  A frame that is not hw_take's is left alone.
- * Returns 0, or -1 with *why set (fr left as it was). */
-int hw_detach(src_frame *fr, const char **why);
+ * Returns 0, or -1 with the reason recorded (fr left as it was). */
+int hw_detach(src_frame *fr);
 /* Is fr still on its decoder surface (hw_take's, not detached)?  1 / 0. */
 int hw_on_surface(const src_frame *fr);
 /* hw_detach's buffers so far: cudaMallocs made, their seconds, bytes cached

@@ -211,7 +211,7 @@ static void flip_rows(img_image *img)
 
 static void fail(const char *name, const char *why)
 {
-    ge_err(name, "cannot read image: %s", why);
+    ge_fail_in(name, "cannot read image: %s", why);
 }
 
 int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
@@ -266,7 +266,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
             return -1;
         }
         if (!fits(&st, w, h, px, px)) {
-            ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
+            ge_fail_in(name, "cannot read image: image too large (%dx%d)", w, h);
             return -1;
         }
     }
@@ -276,24 +276,24 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     }
 
     if (!(fr = av_frame_alloc())) {
-        ge_err(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
+        ge_fail_in(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         return -1;
     }
     if (decode_frame(k, d, n, &st, fr, &err)) {
         if (st.too_large && st.w > 0 && st.h > 0)
-            ge_err(name, "cannot read image: image too large (%dx%d)", st.w, st.h);
+            ge_fail_in(name, "cannot read image: image too large (%dx%d)", st.w, st.h);
         else if (err == AVERROR_DECODER_NOT_FOUND)
-            ge_err(name, "cannot read image: this libavcodec has no %s decoder",
-                   imgav_kinds[k].name);
+            ge_fail_in(name, "cannot read image: this libavcodec has no %s decoder",
+                       imgav_kinds[k].name);
         else
-            ge_err(name, "cannot read image: %s: %s", imgav_kinds[k].name,
-                   av_why(err, ebuf, sizeof ebuf));
+            ge_fail_in(name, "cannot read image: %s: %s", imgav_kinds[k].name,
+                       av_why(err, ebuf, sizeof ebuf));
         goto end;
     }
     desc = av_pix_fmt_desc_get(fr->format);
     if (!desc || imgav_out_layout(fr->format, &ch, &bps, &path)) {
-        ge_err(name, "cannot read image: %s: unsupported pixel format %s", imgav_kinds[k].name,
-               desc ? desc->name : "?");
+        ge_fail_in(name, "cannot read image: %s: unsupported pixel format %s", imgav_kinds[k].name,
+                   desc ? desc->name : "?");
         goto end;
     }
     if (k == K_WEBP) {
@@ -312,12 +312,13 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
     bytes = (size_t)fr->width * (size_t)fr->height * (size_t)ch * (size_t)bps;
     img->pixels = malloc(bytes + (path == P_SWS ? IMGAV_SWS_SLACK : 0));
     if (!img->pixels) {
-        ge_err(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
+        ge_fail_in(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         goto end;
     }
-    ch = imgav_convert(fr, desc, path, ch, bps, img->pixels, &why);
+    ch = imgav_convert(fr, desc, path, ch, bps, img->pixels);
     if (ch < 0) {
-        ge_err(name, "cannot read image: %s: %s (%s)", imgav_kinds[k].name, why, desc->name);
+        ge_fail_in(name, "cannot read image: %s: %s (%s)", imgav_kinds[k].name, ge_why(),
+                   desc->name);
         goto end;
     }
     img->width = fr->width;
@@ -374,17 +375,17 @@ int imgav_write(so_file *out, enum imgav_out kind, const uint8_t *grey,
         return -1;
     pthread_once(&log_once, log_init);
     if (kind == IMGAV_OUT_WEBP && (width > IMGAV_WEBP_MAX || height > IMGAV_WEBP_MAX)) {
-        ge_err(so_name(out), "cannot write WebP: %dx%d is larger than WebP's %dx%d",
-               width, height, IMGAV_WEBP_MAX, IMGAV_WEBP_MAX);
+        ge_fail_in(so_name(out), "cannot write WebP: %dx%d is larger than WebP's %dx%d",
+                   width, height, IMGAV_WEBP_MAX, IMGAV_WEBP_MAX);
         so_fail_reported(out, EFBIG);
         return -1;
     }
     codec = kind == IMGAV_OUT_TIFF ? avcodec_find_encoder_by_name("tiff")
                                    : avcodec_find_encoder_by_name("libwebp");
     if (!codec) {
-        ge_err(so_name(out), "cannot write %s: this libavcodec has no %s encoder",
-               kind == IMGAV_OUT_TIFF ? "TIFF" : "WebP",
-               kind == IMGAV_OUT_TIFF ? "tiff" : "libwebp");
+        ge_fail_in(so_name(out), "cannot write %s: this libavcodec has no %s encoder",
+                   kind == IMGAV_OUT_TIFF ? "TIFF" : "WebP",
+                   kind == IMGAV_OUT_TIFF ? "tiff" : "libwebp");
         so_fail_reported(out, ENOSYS);
         return -1;
     }

@@ -31,8 +31,9 @@ int imgav_sniff(const void *buf, size_t n);
 
 /* Decodes n bytes (imgav_sniff said yes) into *img (zeroed first; pixels
  * malloc'ed, freed by img_free).  `limit` caps what decoding may allocate,
- * all buffers together (img_set_decode_limit).  On failure prints
- * "gpuedge: NAME: cannot read image: WHY" and returns -1 with *img zeroed. */
+ * all buffers together (img_set_decode_limit).  On failure records
+ * "cannot read image: WHY" for NAME (ge_fail_in, DESIGN.md §9) and returns
+ * -1 with *img zeroed. */
 int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
                    img_image *img);
 

@@ -92,38 +92,38 @@ static void jpeg_fail(j_decompress_ptr d, jerr *e, const char *name)
     int code = e->pub.msg_code;
 
     if (e->too_many_scans) {
-        ge_err(name, "cannot read image: corrupt JPEG (more than %d scans)",
-               IMGJPG_MAX_SCANS);
+        ge_fail_in(name, "cannot read image: corrupt JPEG (more than %d scans)",
+                   IMGJPG_MAX_SCANS);
         return;
     }
     if (e->eof) {
-        ge_err(name, "cannot read image: file is truncated");
+        ge_fail_in(name, "cannot read image: file is truncated");
         return;
     }
     switch (code) {
     case JERR_BAD_PRECISION:
-        ge_err(name, "cannot read image: %d-bit JPEG is not supported "
-               "(libjpeg-turbo decodes 8-bit JPEGs)", e->pub.msg_parm.i[0]);
+        ge_fail_in(name, "cannot read image: %d-bit JPEG is not supported "
+                   "(libjpeg-turbo decodes 8-bit JPEGs)", e->pub.msg_parm.i[0]);
         return;
     case JERR_SOF_UNSUPPORTED:
-        ge_err(name, "cannot read image: unsupported JPEG process "
-               "(lossless or hierarchical, SOF 0x%02x)", e->pub.msg_parm.i[0]);
+        ge_fail_in(name, "cannot read image: unsupported JPEG process "
+                   "(lossless or hierarchical, SOF 0x%02x)", e->pub.msg_parm.i[0]);
         return;
     case JERR_OUT_OF_MEMORY:
     case JERR_NO_BACKING_STORE:
         /* over the budget (max_memory_to_use), or malloc failed (ENOMEM:
          * errno is cleared before decoding) */
         if (code == JERR_OUT_OF_MEMORY && errno == ENOMEM)
-            ge_err(name, "cannot read image: JPEG: out of memory");
+            ge_fail_in(name, "cannot read image: JPEG: out of memory");
         else
-            ge_err(name, "cannot read image: image too large (%ux%u)",
-                   d->image_width, d->image_height);
+            ge_fail_in(name, "cannot read image: image too large (%ux%u)",
+                       d->image_width, d->image_height);
         return;
     default:
         break;
     }
     e->pub.format_message((j_common_ptr)d, msg);
-    ge_err(name, "cannot read image: corrupt JPEG (%s)", msg);
+    ge_fail_in(name, "cannot read image: corrupt JPEG (%s)", msg);
 }
 
 // ---------------------------------------------------------------------------
@@ -197,11 +197,11 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     d.progress = &prog;
     jpeg_mem_src(&d, buf, (unsigned long)n);
     if (jpeg_read_header(&d, TRUE) != JPEG_HEADER_OK) {
-        ge_err(name, "cannot read image: corrupt JPEG (no image)");
+        ge_fail_in(name, "cannot read image: corrupt JPEG (no image)");
         goto end;
     }
     if (e.eof || too_short(&d, n)) {
-        ge_err(name, "cannot read image: file is truncated");
+        ge_fail_in(name, "cannot read image: file is truncated");
         goto end;
     }
     switch (d.jpeg_color_space) {
@@ -221,8 +221,8 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
         cmyk = 1;
         break;
     default:
-        ge_err(name, "cannot read image: unsupported JPEG colour space "
-               "(%d components)", d.num_components);
+        ge_fail_in(name, "cannot read image: unsupported JPEG colour space "
+                   "(%d components)", d.num_components);
         goto end;
     }
     /* The budget, before anything big: the image (4 bytes a pixel while
@@ -230,13 +230,13 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
      * buffers (progressive files), which its memory manager enforces. */
     bytes = (size_t)d.image_width * (size_t)d.image_height;
     if (bytes == 0) {
-        ge_err(name, "cannot read image: image has no pixels");
+        ge_fail_in(name, "cannot read image: image has no pixels");
         goto end;
     }
     if (bytes > (size_t)INT_MAX / (size_t)out_ch ||
         bytes > limit / (size_t)out_ch) {
-        ge_err(name, "cannot read image: image too large (%ux%u)",
-               d.image_width, d.image_height);
+        ge_fail_in(name, "cannot read image: image too large (%ux%u)",
+                   d.image_width, d.image_height);
         goto end;
     }
     out_bytes = bytes * (size_t)out_ch;
@@ -252,12 +252,12 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
     jpeg_start_decompress(&d);
     if (d.output_width != d.image_width || d.output_height != d.image_height ||
         d.output_components != out_ch) {
-        ge_err(name, "cannot read image: damaged or unsupported image data");
+        ge_fail_in(name, "cannot read image: damaged or unsupported image data");
         goto end;
     }
     px = malloc(out_bytes);
     if (!px) {
-        ge_err(name, "cannot read image: JPEG: out of memory");
+        ge_fail_in(name, "cannot read image: JPEG: out of memory");
         goto end;
     }
     while (d.output_scanline < d.output_height) {
@@ -268,7 +268,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
             break;
     }
     if (e.eof || d.output_scanline < d.output_height) {
-        ge_err(name, "cannot read image: file is truncated");
+        ge_fail_in(name, "cannot read image: file is truncated");
         goto end;
     }
     /* Past the last scanline: a truncated tail of a progressive file or

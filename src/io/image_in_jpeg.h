@@ -17,7 +17,7 @@ int imgjpg_is_jpeg(const void *buf, size_t n);
  * way OpenCV's imread converts them (Adobe's inverted CMYK).  `limit`
  * caps what decoding allocates: the image, plus libjpeg's whole-image
  * coefficient buffers for progressive and multi-scan files.  Refused with
- * one message "gpuedge: NAME: cannot read image: WHY": a truncated file,
+ * "cannot read image: WHY" recorded for NAME (DESIGN.md §9): a truncated file,
  * a fatal libjpeg error, 12-bit and lossless JPEGs, more than 500 scans,
  * an unknown colour space.  Recoverable corruption that libjpeg warns
  * about ("Corrupt JPEG data: N extraneous bytes") decodes, as in Pillow

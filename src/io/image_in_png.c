@@ -105,8 +105,8 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
     bytes = (size_t)ih.width * (size_t)ih.height;
     if (bytes > (size_t)INT_MAX / (size_t)channels / (size_t)bps ||
         bytes > limit / ((size_t)channels * (size_t)bps)) {
-        ge_err(name, "cannot read image: image too large (%ux%u)", ih.width,
-               ih.height);
+        ge_fail_in(name, "cannot read image: image too large (%ux%u)", ih.width,
+                   ih.height);
         rc = IMGPNG_FAILED;
         goto end;
     }

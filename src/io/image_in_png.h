@@ -11,7 +11,7 @@
 
 enum {
     IMGPNG_OK = 0,        /* decoded into *img */
-    IMGPNG_FAILED = -1,   /* refused with one message printed (too large) */
+    IMGPNG_FAILED = -1,   /* refused, why recorded (too large; DESIGN.md §9) */
     IMGPNG_FALLBACK = 1   /* libspng cannot, or might differ from stb: use stb */
 };
 
@@ -19,10 +19,10 @@ enum {
  * palette -> RGB (RGBA with tRNS), grey + tRNS -> grey+alpha, RGB + tRNS
  * -> RGBA, 1/2/4-bit grey scaled to 8 bits, 16-bit samples kept (native
  * endian), Adam7 deinterlaced, no gamma.  `limit` caps the decoded image's
- * bytes (checked from the header, before decoding); a larger image prints
- * "gpuedge: NAME: cannot read image: image too large (WxH)" and returns
+ * bytes (checked from the header, before decoding); a larger image records
+ * "cannot read image: image too large (WxH)" for NAME and returns
  * IMGPNG_FAILED.  Any error of libspng's returns IMGPNG_FALLBACK with
- * nothing printed and *img zeroed, so that stb (and its guards) decide:
+ * nothing recorded and *img zeroed, so that stb (and its guards) decide:
  * a file stb decodes is never lost to a stricter decoder.  Pixels are
  * malloc'ed (img_free frees them).  Thread-safe: one context a call. */
 int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,

@@ -90,11 +90,11 @@ int img_probe_size(const char *path, int *width, int *height)
 // ---------------------------------------------------------------------------
 // Reading the file
 
-/* Reads the whole file (or stdin for "-").  On failure returns -1 with a
- * reason in *why (static text). */
-static int read_file(const char *path, unsigned char **data, size_t *size,
-                     const char **why)
+/* Reads the whole file (or stdin for "-").  On failure returns -1 with
+ * the reason recorded (ge_fail). */
+static int read_file(const char *path, unsigned char **data, size_t *size)
 {
+    const char *why = NULL;
     unsigned char *buf = NULL;
     size_t cap = 0, len = 0;
     struct stat st;
@@ -108,10 +108,8 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
         do {
             fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         } while (fd < 0 && errno == EINTR);
-        if (fd < 0) {
-            *why = strerror(errno);
-            return -1;
-        }
+        if (fd < 0)
+            return ge_fail("%s", strerror(errno));
     }
     if (fstat(fd, &st) != 0) {
         e = errno;
@@ -123,12 +121,12 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
     }
     if (S_ISREG(st.st_mode)) {
         if (st.st_size == 0) {
-            *why = "file is empty";
+            why = "file is empty";
             goto end;
         }
         /* stb takes the length as int. */
         if (st.st_size > INT_MAX) {
-            *why = "file too large";
+            why = "file too large";
             goto end;
         }
         cap = (size_t)st.st_size;
@@ -147,7 +145,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
             if (S_ISREG(st.st_mode))
                 break; /* read what fstat promised (a file may grow) */
             if (cap >= (size_t)INT_MAX) {
-                *why = "file too large";
+                why = "file too large";
                 goto end;
             }
             cap = cap * 2 > (size_t)INT_MAX ? (size_t)INT_MAX : cap * 2;
@@ -170,7 +168,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
         len += (size_t)r;
     }
     if (len == 0) {
-        *why = "file is empty";
+        why = "file is empty";
         goto end;
     }
     *data = buf;
@@ -178,7 +176,9 @@ static int read_file(const char *path, unsigned char **data, size_t *size,
     buf = NULL;
 end:
     if (e)
-        *why = e == ENOMEM ? "out of memory (reading the file)" : strerror(e);
+        why = e == ENOMEM ? "out of memory (reading the file)" : strerror(e);
+    if (why)
+        ge_fail("%s", why);
     free(buf);
     if (fd != STDIN_FILENO)
         close(fd);
@@ -229,7 +229,7 @@ static const char *friendly_reason(const char *r)
 
 static void load_error(const char *path, const char *why)
 {
-    ge_err(path, "cannot read image: %s", why);
+    ge_fail_in(path, "cannot read image: %s", why);
 }
 
 static void stb_error(const char *path)
@@ -239,8 +239,8 @@ static void stb_error(const char *path)
     if (t)
         load_error(path, t);
     else
-        ge_err(path, "cannot read image: damaged or unsupported image data "
-               "(%s)", r);
+        ge_fail_in(path, "cannot read image: damaged or unsupported image data "
+                   "(%s)", r);
 }
 
 /* A decode that failed after stbi_info knew the format: out of memory
@@ -250,10 +250,10 @@ static void stb_load_error(const char *name, const unsigned char *d, size_t n, i
 {
     const char *r = stbi_failure_reason();
     if (r ? !strcmp(r, "outofmem") : e == ENOMEM)
-        ge_err(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
+        ge_fail_in(name, "cannot read image: %s: out of memory", imgstb_format(d, n));
     else if (!r)
-        ge_err(name, "cannot read image: %s: damaged or unsupported image data",
-               imgstb_format(d, n));
+        ge_fail_in(name, "cannot read image: %s: damaged or unsupported image data",
+                   imgstb_format(d, n));
     else
         stb_error(name);
 }
@@ -738,7 +738,7 @@ static int decode_mem(const unsigned char *data, size_t size,
     if (bytes > (size_t)INT_MAX / (size_t)comp_max / (is16 ? 2u : 1u) ||
         bytes > decode_limit / ((size_t)comp_max * (is16 ? 2u : 1u) +
                                 stb_work_per_px(data, size))) {
-        ge_err(name, "cannot read image: image too large (%dx%d)", w, h);
+        ge_fail_in(name, "cannot read image: image too large (%dx%d)", w, h);
         return -1;
     }
     bytes *= (size_t)comp * (is16 ? 2u : 1u);
@@ -1001,18 +1001,17 @@ int img_load(const char *path, img_image *img)
 {
     unsigned char *data = NULL;
     size_t size = 0;
-    const char *why = NULL;
     int rc;
 
     if (!img)
         return -1;
     memset(img, 0, sizeof *img);
     if (!path) {
-        ge_err(NULL, "no input file name");
+        ge_fail("no input file name");
         return -1;
     }
-    if (read_file(path, &data, &size, &why) != 0) {
-        load_error(path, why ? why : "read failed");
+    if (read_file(path, &data, &size) != 0) {
+        load_error(path, ge_why()); /* read_file's reason */
         return -1;
     }
     rc = img_load_mem(data, size, path, img);

@@ -34,12 +34,13 @@ int img_probe(const char *path);
 /* The same, with the image's size from its header. */
 int img_probe_size(const char *path, int *width, int *height);
 
-/* Loads path; on failure prints "gpuedge: PATH: cannot read image: WHY"
- * and returns -1 with *img zeroed. */
+/* Loads path; on failure records "cannot read image: WHY" for PATH (the
+ * caller prints it: ge_err_why, DESIGN.md §9) and returns -1 with *img
+ * zeroed. */
 int img_load(const char *path, img_image *img);
 /* The same for n bytes in memory (what img_load does after reading the
  * file; the fuzz harness calls it directly).  `name` (NULL: "(memory)")
- * only labels the messages; buf is not kept. */
+ * only names the file in the record; buf is not kept. */
 int img_load_mem(const void *buf, size_t n, const char *name, img_image *img);
 /* Caps what decoding one image may allocate (the image and the decoder's
  * working buffers, estimated per format); larger images fail with "image

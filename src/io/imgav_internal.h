@@ -75,8 +75,8 @@ enum conv_path { P_COPY, P_SCALE, P_PAL, P_FLOAT, P_SWS, P_WEBP };
 int imgav_out_layout(enum AVPixelFormat fmt, int *ch, int *bps, enum conv_path *path);
 /* Converts fr (described by desc) along `path` into out (ch x bps bytes a
  * pixel, rows packed).  Returns the channels written (a palette decides
- * them), or -1 with *why set. */
+ * them), or -1 with the reason recorded (ge_fail, DESIGN.md §9). */
 int imgav_convert(const AVFrame *fr, const AVPixFmtDescriptor *desc, enum conv_path path,
-                  int ch, int bps, void *out, const char **why);
+                  int ch, int bps, void *out);
 
 #endif

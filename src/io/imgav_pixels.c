@@ -17,6 +17,7 @@
 #include <libswscale/swscale.h>
 
 #include "imgav_internal.h"
+#include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define IMGAV_NATIVE_BE 1
@@ -221,7 +222,7 @@ static int range_full(const AVFrame *f, const AVPixFmtDescriptor *d)
 }
 
 static int convert_sws(const AVFrame *f, const AVPixFmtDescriptor *d, int ch,
-                       int bps, uint8_t *out, const char **why)
+                       int bps, uint8_t *out)
 {
     static const enum AVPixelFormat to[2][4] = {
         { AV_PIX_FMT_GRAY8, AV_PIX_FMT_YA8, AV_PIX_FMT_RGB24, AV_PIX_FMT_RGBA },
@@ -233,15 +234,13 @@ static int convert_sws(const AVFrame *f, const AVPixFmtDescriptor *d, int ch,
     size_t ls = (size_t)f->width * (size_t)ch * (size_t)bps;
 
     if (ls > INT_MAX) {
-        *why = "image too wide";
-        return -1;
+        return ge_fail("image too wide");
     }
     dls[0] = (int)ls;
     sws = sws_getContext(f->width, f->height, f->format, f->width, f->height,
                          to[bps - 1][ch - 1], IMGAV_SWS_FLAGS, NULL, NULL, NULL);
     if (!sws) {
-        *why = "unsupported pixel format";
-        return -1;
+        return ge_fail("unsupported pixel format");
     }
     if (!(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL))) {
         /* Y'CbCr: the frame's own matrix and range (video_io's rule);
@@ -256,8 +255,7 @@ static int convert_sws(const AVFrame *f, const AVPixFmtDescriptor *d, int ch,
                    f->height, dst, dls) == f->height;
     sws_freeContext(sws);
     if (!ok) {
-        *why = "pixel format conversion failed";
-        return -1;
+        return ge_fail("pixel format conversion failed");
     }
     return 0;
 }
@@ -343,7 +341,7 @@ static void webp_to_rgb(const AVFrame *f, int ch, uint8_t *out)
 
 
 int imgav_convert(const AVFrame *fr, const AVPixFmtDescriptor *desc, enum conv_path path,
-                  int ch, int bps, void *out, const char **why)
+                  int ch, int bps, void *out)
 {
     switch (path) {
     case P_COPY:
@@ -362,7 +360,7 @@ int imgav_convert(const AVFrame *fr, const AVPixFmtDescriptor *desc, enum conv_p
         webp_to_rgb(fr, ch, out);
         break;
     case P_SWS:
-        if (convert_sws(fr, desc, ch, bps, out, why))
+        if (convert_sws(fr, desc, ch, bps, out))
             return -1;
         break;
     }

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "nvjpeg_api.h"
+#include "util.h"
 
 #define NVJ_SONAME "libnvjpeg.so.13"
 #define NVJ_MAX_BUFS 256
@@ -119,7 +120,7 @@ int nvj_is_jpeg(const unsigned char *data, size_t len)
 /* ------------------------------------------------------------------------ */
 /* loading                                                                   */
 
-static int load_syms(nvj_dec *d, char *why, size_t n)
+static int load_syms(nvj_dec *d)
 {
     static const struct { const char *name; size_t off; } syms[] = {
 #define S(f, name) {name, offsetof(nvj_dec, f)}
@@ -144,7 +145,7 @@ static int load_syms(nvj_dec *d, char *why, size_t n)
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *f = dlsym(d->lib, syms[i].name);
         if (!f) {
-            snprintf(why, n, "the nvJPEG library lacks %s (nvJPEG 13 needed)", syms[i].name);
+            ge_fail("the nvJPEG library lacks %s (nvJPEG 13 needed)", syms[i].name);
             return -1;
         }
         /* POSIX: a data pointer from dlsym converts to a function pointer */
@@ -167,7 +168,7 @@ static void scratch_free(nvj_dec *d)
 static void *g_lib;
 static pthread_mutex_t g_lib_mu = PTHREAD_MUTEX_INITIALIZER;
 
-int nvj_load(char *why, size_t n)
+int nvj_load(void)
 {
     const char *env = getenv("GPUEDGE_NVJPEG");
     const char *path = env && *env ? env : NVJ_SONAME;
@@ -178,15 +179,15 @@ int nvj_load(char *why, size_t n)
         if (!g_lib) {
             const char *e = dlerror();
             if (env && *env)
-                snprintf(why, n, "cannot load nvJPEG from GPUEDGE_NVJPEG=%s: %s", env,
-                         e ? e : "dlopen failed");
+                ge_fail("cannot load nvJPEG from GPUEDGE_NVJPEG=%s: %s", env,
+                        e ? e : "dlopen failed");
             else
-                snprintf(why, n, "cannot load %s (NVIDIA's nvJPEG 13 for CUDA 13; set "
-                         "GPUEDGE_NVJPEG to the library file if it is not on the library path)",
-                         NVJ_SONAME);
+                ge_fail("cannot load %s (NVIDIA's nvJPEG 13 for CUDA 13; set "
+                        "GPUEDGE_NVJPEG to the library file if it is not on the library path)",
+                        NVJ_SONAME);
             ret = -1;
         } else if (!dlsym(g_lib, "nvjpegDecodeBatched")) {
-            snprintf(why, n, "%s is not nvJPEG (no nvjpegDecodeBatched)", path);
+            ge_fail("%s is not nvJPEG (no nvjpegDecodeBatched)", path);
             dlclose(g_lib);
             g_lib = NULL;
             ret = -1;
@@ -196,7 +197,7 @@ int nvj_load(char *why, size_t n)
     return ret;
 }
 
-int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n)
+int nvj_read_file(const char *path, unsigned char **data, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *b = NULL;
@@ -204,7 +205,7 @@ int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why
     *data = NULL;
     *len = 0;
     if (!f) {
-        snprintf(why, n, "%s", strerror(errno));
+        ge_fail("%s", strerror(errno));
         return -1;
     }
     for (;;) {
@@ -213,7 +214,7 @@ int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why
             size_t nc = cap ? 2 * cap : 1 << 20;
             unsigned char *nb = realloc(b, nc);
             if (!nb) {
-                snprintf(why, n, "out of memory");
+                ge_fail("out of memory");
                 goto fail;
             }
             b = nb;
@@ -223,7 +224,7 @@ int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why
         got += r;
         if (r == 0) {
             if (ferror(f)) {
-                snprintf(why, n, "read error");
+                ge_fail("read error");
                 goto fail;
             }
             break;
@@ -263,7 +264,7 @@ static int tier_ready(nvj_dec *d)
     return d->tier[1].h != NULL;
 }
 
-int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
+int nvj_open(int max_batch, nvj_dec **out)
 {
     nvj_dec *d;
     nvj_status s;
@@ -277,16 +278,14 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     if (max_batch < 1)
         max_batch = 1;
     d = calloc(1, sizeof *d);
-    if (!d) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
+    if (!d)
+        return ge_fail("out of memory");
     pthread_mutex_init(&d->mu, NULL);
     d->max_batch = max_batch;
-    if (nvj_load(why, n))
+    if (nvj_load())
         goto fail;
     d->lib = g_lib;
-    if (load_syms(d, why, n))
+    if (load_syms(d))
         goto fail;
     {
         /* which file the dynamic linker picked, for -v */
@@ -316,8 +315,8 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
         s2 = tier_open(d, 1);
         t_hy = now_ms() - t_hy;
         if (s2 != NVJ_STATUS_SUCCESS) {
-            snprintf(why, n, "nvJPEG: no backend works on this GPU (hardware: %s; "
-                     "GPU hybrid: %s)", status_name(s_hw), status_name(s2));
+            ge_fail("nvJPEG: no backend works on this GPU (hardware: %s; "
+                    "GPU hybrid: %s)", status_name(s_hw), status_name(s2));
             goto fail;
         }
     }
@@ -325,13 +324,13 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     s = d->stream_create(d->h, &d->js);
     if (s != NVJ_STATUS_SUCCESS) {
         d->js = NULL;
-        snprintf(why, n, "nvJPEG: cannot create a stream parser: %s", status_name(s));
+        ge_fail("nvJPEG: cannot create a stream parser: %s", status_name(s));
         goto fail;
     }
     if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess) {
         d->stream = NULL;
-        snprintf(why, n, "nvJPEG: cannot create a CUDA stream: %s",
-                 cudaGetErrorString(cudaGetLastError()));
+        ge_fail("nvJPEG: cannot create a CUDA stream: %s",
+                cudaGetErrorString(cudaGetLastError()));
         goto fail;
     }
     d->data = calloc((size_t)max_batch, sizeof *d->data);
@@ -339,7 +338,7 @@ int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n)
     d->img = calloc((size_t)max_batch, sizeof *d->img);
     d->idx = calloc((size_t)max_batch, sizeof *d->idx);
     if (!d->data || !d->lens || !d->img || !d->idx) {
-        snprintf(why, n, "out of memory");
+        ge_fail("out of memory");
         goto fail;
     }
     if (d->hardware)

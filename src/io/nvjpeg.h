@@ -47,16 +47,16 @@ typedef struct nvj_pic {
 } nvj_pic;
 
 /* Loads the library (once a process; it stays loaded).  0, or -1 with one
- * phrase in why naming what is missing. */
-int nvj_load(char *why, size_t n);
+ * phrase recorded (ge_fail, DESIGN.md §9) naming what is missing. */
+int nvj_load(void);
 
 /* Loads the library and creates a decoder on the current CUDA device (the
  * caller has made it current and checked it: gpu_probe).  The hardware
  * backend when the GPU has JPEG engines, else the GPU hybrid backend.
  * max_batch caps one nvj_decode call (>= 1).  Returns 0, or -1 with one
- * phrase in why ("cannot load libnvjpeg.so.13: ...", "nvJPEG: no backend
+ * phrase recorded ("cannot load libnvjpeg.so.13: ...", "nvJPEG: no backend
  * works on this GPU (...)"). */
-int nvj_open(int max_batch, nvj_dec **out, char *why, size_t n);
+int nvj_open(int max_batch, nvj_dec **out);
 /* "hardware" or "GPU hybrid". */
 const char *nvj_backend(const nvj_dec *d);
 /* "nvJPEG 13.2.3 (hardware, 1 engine x 7 cores) from PATH" or similar, for -v. */
@@ -76,8 +76,8 @@ void nvj_release(nvj_dec *d, nvj_pic *p);
 /* Frees everything; NULL-safe, sets *d to NULL. */
 void nvj_close(nvj_dec **d);
 
-/* Reads a whole file into *data (malloc'ed).  0, or -1 with why. */
-int nvj_read_file(const char *path, unsigned char **data, size_t *len, char *why, size_t n);
+/* Reads a whole file into *data (malloc'ed).  0, or -1 with why recorded. */
+int nvj_read_file(const char *path, unsigned char **data, size_t *len);
 
 /* Is the file a JPEG by its first bytes (FF D8 FF)? */
 int nvj_is_jpeg(const unsigned char *data, size_t len);

@@ -72,7 +72,7 @@ struct so_file {
     int overwrite;
     int keep_partial;
     int err;          /* first errno, 0 while all is well */
-    int reported;     /* err already printed */
+    int reported;     /* err already recorded */
     char *final;      /* the name the user gave */
     char *tmp;        /* temp file name (NULL when direct; when anon, the
                          template of the name -y links it to) */
@@ -450,12 +450,12 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
         return -1;
     *out = NULL;
     if (!path || !*path) {
-        ge_err(NULL, "empty output file name");
+        ge_fail("empty output file name");
         return -1;
     }
     f = calloc(1, sizeof *f);
     if (!f || !(f->final = strdup(path))) {
-        ge_err(path, "cannot create output: %s", strerror(ENOMEM));
+        ge_fail_in(path, "cannot create output: %s", strerror(ENOMEM));
         goto fail;
     }
     f->fd = -1;
@@ -472,11 +472,11 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
     if (stat(path, &st) == 0) {
         int i = same_file_index(&st, inputs, ninputs);
         if (i >= 0) {
-            ge_err(path, "output is the same file as input %s", inputs[i]);
+            ge_fail_in(path, "output is the same file as input %s", inputs[i]);
             goto fail;
         }
         if (S_ISDIR(st.st_mode)) {
-            ge_err(path, "cannot create output: %s", strerror(EISDIR));
+            ge_fail_in(path, "cannot create output: %s", strerror(EISDIR));
             goto fail;
         }
         if (!S_ISREG(st.st_mode)) {
@@ -485,35 +485,35 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
                 f->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
             } while (f->fd < 0 && errno == EINTR);
             if (f->fd < 0) {
-                ge_err(path, "cannot open output: %s", strerror(errno));
+                ge_fail_in(path, "cannot open output: %s", strerror(errno));
                 goto fail;
             }
             f->direct = 1;
             goto done;
         }
         if (!f->overwrite) {
-            ge_err(path, "output exists (use -y to overwrite)");
+            ge_fail_in(path, "output exists (use -y to overwrite)");
             goto fail;
         }
     } else if (errno != ENOENT) {
-        ge_err(path, "cannot create output: %s", strerror(errno));
+        ge_fail_in(path, "cannot create output: %s", strerror(errno));
         goto fail;
     } else if (!f->overwrite && lstat(path, &st) == 0) {
         /* A dangling symlink is still a name we would replace. */
-        ge_err(path, "output exists (use -y to overwrite)");
+        ge_fail_in(path, "output exists (use -y to overwrite)");
         goto fail;
     }
 
     base = strrchr(path, '/');
     base = base ? base + 1 : path;
     if (!*base) {
-        ge_err(path, "cannot create output: %s", strerror(EISDIR));
+        ge_fail_in(path, "cannot create output: %s", strerror(EISDIR));
         goto fail;
     }
     f->tmp = temp_template(path);
     f->partial = partial_name(path);
     if (!f->tmp || !f->partial) {
-        ge_err(path, "cannot create output: %s", strerror(ENOMEM));
+        ge_fail_in(path, "cannot create output: %s", strerror(ENOMEM));
         goto fail;
     }
     stale_temps(path);
@@ -524,12 +524,12 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
         break;
     default:
         /* ENOENT: the directory is missing; EACCES: unwritable. */
-        ge_err(path, "cannot create output: %s", strerror(errno));
+        ge_fail_in(path, "cannot create output: %s", strerror(errno));
         goto fail;
     }
     f->fd = mkostemps(f->tmp, 4, O_CLOEXEC);
     if (f->fd < 0) {
-        ge_err(path, "cannot create output: %s", strerror(errno));
+        ge_fail_in(path, "cannot create output: %s", strerror(errno));
         goto fail;
     }
     /* Alive while locked (stale_temps); a filesystem without locks is
@@ -542,7 +542,7 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
         e = errno;
         close(f->fd);
         unlink(f->tmp);
-        ge_err(path, "cannot create output: %s", strerror(e));
+        ge_fail_in(path, "cannot create output: %s", strerror(e));
         goto fail;
     }
 
@@ -677,7 +677,7 @@ void so_fail_reported(so_file *f, int err)
 static void report_error(so_file *f)
 {
     if (f->err && !f->reported) {
-        ge_err(display_name(f), "cannot write: %s", strerror(f->err));
+        ge_fail_in(display_name(f), "cannot write: %s", strerror(f->err));
         f->reported = 1;
     }
 }
@@ -724,10 +724,10 @@ static void discard(so_file *f)
     if (kept)
         ge_note("%s: partial output kept as %s", f->final, f->partial);
     else if (e && f->anon)
-        ge_err(f->final, "cannot keep partial output as %s: %s", f->partial, strerror(e));
+        ge_fail_in(f->final, "cannot keep partial output as %s: %s", f->partial, strerror(e));
     else if (e)
-        ge_err(f->final, "cannot keep partial output as %s: %s; it is in %s",
-               f->partial, strerror(e), f->tmp);
+        ge_fail_in(f->final, "cannot keep partial output as %s: %s; it is in %s",
+                   f->partial, strerror(e), f->tmp);
 }
 
 /* rename(from, to) that never replaces `to`.  renameat2 needs Linux 3.15
@@ -810,9 +810,9 @@ int so_commit(so_file **pf)
         return 0;
     }
     if (e == EEXIST)
-        ge_err(f->final, "output exists (use -y to overwrite)");
+        ge_fail_in(f->final, "output exists (use -y to overwrite)");
     else
-        ge_err(f->final, "cannot move output into place: %s", strerror(e));
+        ge_fail_in(f->final, "cannot move output into place: %s", strerror(e));
     f->reported = 1;
     discard(f);
     so_free(f);

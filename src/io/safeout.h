@@ -28,8 +28,8 @@ typedef struct so_opts {
     int keep_partial; /* --keep-partial */
 } so_opts;
 
-/* Opens `path` for writing per the rules above.  Fails (message printed,
- * returns -1, *out NULL) when the final file exists and overwrite is off,
+/* Opens `path` for writing per the rules above.  Fails (why recorded for
+ * `path`, DESIGN.md §9; returns -1, *out NULL) when the final file exists and overwrite is off,
  * the directory is missing or unwritable, or `path` is the same file as
  * one of the `ninputs` inputs (st_dev/st_ino). */
 int so_open(so_file **out, const char *path, const so_opts *opts,
@@ -57,15 +57,16 @@ void so_writeback(so_file *f, off_t upto);
 off_t so_writeback_started(const so_file *f);
 /* Marks the file failed with errno-style `err` (e.g. a muxer error). */
 void so_fail(so_file *f, int err);
-/* The same, when the caller has printed the one line the failure gets:
+/* The same, when the caller has recorded the one line the failure gets:
  * nothing more is said about it. */
 void so_fail_reported(so_file *f, int err);
 
 /* Flushes, fsyncs, closes and renames into place.  Returns 0, or -1 with
- * the message printed and the temp file removed (or kept as .partial). */
+ * why recorded and the temp file removed (or kept as .partial). */
 int so_commit(so_file **f);
-/* Abandons the output: temp removed (or kept as .partial).  NULL-safe,
- * sets *f to NULL; safe to call twice. */
+/* Abandons the output: temp removed (or kept as .partial).  A write error
+ * nobody reported yet is recorded (the caller prints it: ge_err_pending).
+ * NULL-safe, sets *f to NULL; safe to call twice. */
 void so_abort(so_file **f);
 
 /* 1 (the default): unnamed temp files where the filesystem has O_TMPFILE;

@@ -24,6 +24,17 @@
 /* Custom AVIO buffer for direct (streamed) outputs. */
 #define VENC_IO_BUF (64 * 1024)
 
+/* A failing venc_put or venc_close: the writer's record (venc_error's, made
+ * on any thread) into the caller's, once.  Returns -1. */
+static int hand_why(venc_writer *w)
+{
+    if (atomic_load(&w->why_ready) && !w->why_given) {
+        w->why_given = 1;
+        ge_why_load(w->why);
+    }
+    return -1;
+}
+
 static int io_write(void *opaque, uint8_t *buf, int size)
 {
     if (size > 0 && so_write(opaque, buf, (size_t)size) < 0)
@@ -83,7 +94,7 @@ static int pool_frame(venc_writer *w, AVFrame *f)
 // ---------------------------------------------------------------------------
 
 /* Opens wr->enc and, for intra codecs with threads to spare, the encoder
- * threads.  Returns 0, -1 (message printed) or AVERROR(ENOMEM). */
+ * threads.  Returns 0, -1 (why recorded) or AVERROR(ENOMEM). */
 static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
                          const venc_opts *o)
 {
@@ -111,8 +122,8 @@ static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
     }
     ret = enc_open(wr, codec, threads, o, &wr->enc);
     if (ret < 0) {
-        ge_err(so_name(wr->out), "cannot open the %s encoder (%dx%d): %s", codec->name,
-               wr->cw, wr->ch, vid_err_str(ret, eb, sizeof eb));
+        ge_fail_in(so_name(wr->out), "cannot open the %s encoder (%dx%d): %s", codec->name,
+                   wr->cw, wr->ch, vid_err_str(ret, eb, sizeof eb));
         return -1;
     }
     if (nenc > 1) {
@@ -137,7 +148,7 @@ static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
 }
 
 /* Opens the muxer's output and sets its options in *mopts.  Returns 0,
- * -1 (message printed) or AVERROR(ENOMEM). */
+ * -1 (why recorded) or AVERROR(ENOMEM). */
 static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts)
 {
     so_file *out = wr->out;
@@ -169,7 +180,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
                          &wr->oc->interrupt_callback, NULL);
         free(url);
         if (ret < 0) {
-            ge_err(so_name(out), "cannot open output: %s", vid_err_str(ret, eb, sizeof eb));
+            ge_fail_in(so_name(out), "cannot open output: %s", vid_err_str(ret, eb, sizeof eb));
             return -1;
         }
     }
@@ -191,7 +202,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     const AVCodec *codec = NULL;
     const char *muxer;
     const char *name = so_name(out);
-    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16], eb2[256];
+    char eb[AV_ERROR_MAX_STRING_SIZE], ext[16];
     enum AVPixelFormat pixfmt = AV_PIX_FMT_GRAY8;
     AVDictionary *mopts = NULL;
     int ret;
@@ -200,7 +211,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     *wp = NULL;
     venc_ext_of(format_ext, ext, sizeof ext);
     if (w <= 0 || h <= 0) {
-        ge_err(name, "cannot encode video: empty frame size %dx%d", w, h);
+        ge_fail_in(name, "cannot encode video: empty frame size %dx%d", w, h);
         return -1;
     }
     wr = calloc(1, sizeof *wr);
@@ -214,12 +225,12 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
 
     wr->kind = venc_kind(ext);
     if (wr->kind < 0) {
-        ge_err(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
+        ge_fail_in(name, "cannot encode video: unknown format '%s' (use mkv, mp4 or y4m)", ext);
         goto fail;
     }
     if (venc_codec_check(ext, o ? o->codec : NULL, o ? o->preset : NULL,
-                         o ? o->crf : NULL, eb2, sizeof eb2)) {
-        ge_err(name, "cannot encode video: %s", eb2);
+                         o ? o->crf : NULL)) {
+        ge_fail_in(name, "cannot encode video: %s", ge_why());
         goto fail;
     }
     wr->vc = venc_codec_find(wr->kind, o ? o->codec : NULL);
@@ -236,8 +247,8 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     }
     wr->pixfmt = pixfmt;
     if (!codec) {
-        ge_err(name, "cannot encode video: this libavcodec has no %s encoder",
-               wr->vc->lib);
+        ge_fail_in(name, "cannot encode video: this libavcodec has no %s encoder",
+                   wr->vc->lib);
         goto fail;
     }
     /* Y4M's header holds the rate and each frame is one 1/fps tick. */
@@ -246,8 +257,8 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
 
     ret = avformat_alloc_output_context2(&wr->oc, NULL, muxer, NULL);
     if (ret < 0 || !wr->oc) {
-        ge_err(name, "cannot encode video: no %s muxer: %s", muxer,
-               vid_err_str(ret, eb, sizeof eb));
+        ge_fail_in(name, "cannot encode video: no %s muxer: %s", muxer,
+                   vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
     /* Same input, same bytes: no random Matroska segment UID, no dates or
@@ -310,7 +321,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
     return 0;
 
 oom:
-    ge_err(name, "cannot encode video: %s", strerror(ENOMEM));
+    ge_fail_in(name, "cannot encode video: %s", strerror(ENOMEM));
 fail:
     av_dict_free(&mopts);
     if (wr)
@@ -335,8 +346,8 @@ static int drain_packets(venc_writer *w)
     }
 }
 
-int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
-                   int pitch, int64_t pts, int64_t duration)
+static int put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
+                     int pitch, int64_t pts, int64_t duration)
 {
     AVFrame *f;
     enc_slot *slot = NULL;
@@ -432,6 +443,14 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
     return w->et ? 0 : drain_packets(w);
 }
 
+int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
+                   int pitch, int64_t pts, int64_t duration)
+{
+    if (put_sized(w, edge, width, height, pitch, pts, duration) == 0)
+        return 0;
+    return w ? hand_why(w) : -1;
+}
+
 int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
              int64_t duration)
 {
@@ -488,6 +507,9 @@ int venc_close(venc_writer **wp, int abandon)
     }
     if (abandon && !w->failed)
         rc = 0; /* abandoning on purpose is not a failure of ours */
+    if (rc)
+        hand_why(w);
+    free(w->why);
     et_free(w);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);

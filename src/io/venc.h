@@ -47,9 +47,10 @@
  * to so_path() (the temp file) with the muxer named explicitly; direct
  * outputs ("-", pipes, devices) go through so_write() and are streamed
  * (mp4 then fragmented).  Errors: a write error is recorded in the
- * so_file (so_abort/so_commit print it); any other error prints one line
- * "gpuedge: OUTPUT: cannot encode video: WHY".  After venc_close returned
- * -1 the caller must so_abort().
+ * so_file (so_abort/so_commit record it); any other error records one
+ * line "cannot encode video: WHY" for OUTPUT, on the thread that met it;
+ * venc_put or venc_close hands it to its caller's thread (DESIGN.md §9).
+ * After venc_close returned -1 the caller must so_abort().
  *
  * libav's own logging is silenced (warnings with ge_verbose) the first
  * time this module opens anything, unless someone set a level before.
@@ -98,16 +99,16 @@ int venc_format_ok(const char *ext);
 
 /* Can format `ext` hold `codec` (NULL: the default), with the x264
  * `preset` and `crf` (NULL: none given)?  0 yes; -1 with a one-line reason
- * in why[size] (no "gpuedge:" prefix).  The CLI calls it before any work;
+ * recorded (ge_fail, DESIGN.md §9).  The CLI calls it before any work;
  * venc_open calls it again. */
 int venc_codec_check(const char *ext, const char *codec, const char *preset,
-                     const char *crf, char *why, size_t size);
+                     const char *crf);
 
 /* Opens an encoder and muxer for w x h edge maps into `out`.  time_base:
  * the unit of the pts given to venc_put (normally vid_info.time_base);
  * fps: the nominal rate (vid_info.frame_rate; Y4M's rate, x264's hint and
  * the duration of a first frame given none; {0,1} = unknown -> 25).
- * Returns 0, or -1 with the message printed (out is left to the caller). */
+ * Returns 0, or -1 with why recorded (out is left to the caller). */
 int venc_open(so_file *out, const char *format_ext, int w, int h,
               AVRational time_base, AVRational fps, const venc_opts *o,
               venc_writer **wp);
@@ -116,7 +117,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
  * pts in time_base units (AV_NOPTS_VALUE, or one not after the previous,
  * is replaced by previous + its duration); duration in the same units,
  * <= 0 = unknown (then the previous frame interval, or 1/fps).  Returns 0,
- * or -1 (message printed or error recorded in the so_file). */
+ * or -1 (why recorded, or the error kept in the so_file). */
 int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
              int64_t duration);
 /* The same for a frame of another size (a mid-stream size change of the

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util.h"
 #include "venc_internal.h"
 
 const char *venc_ext_of(const char *s, char *buf, size_t n)
@@ -72,38 +73,30 @@ const venc_codec *venc_codec_find(int kind, const char *name)
 }
 
 int venc_codec_check(const char *ext, const char *codec, const char *preset,
-                     const char *crf, char *why, size_t size)
+                     const char *crf)
 {
     int kind = venc_kind(ext);
     const venc_codec *c = venc_codec_find(kind, codec);
     char b[16];
     const char *e = venc_ext_of(ext, b, sizeof b);
 
-    if (kind < 0) {
-        snprintf(why, size, "--codec, --preset and --crf apply to video outputs "
-                 "(.mkv, .mp4, .y4m), not '.%s'", e);
-        return -1;
-    }
-    if (!c) {
-        snprintf(why, size, "--codec '%s': .%s holds %s", codec, e,
-                 kind == VENC_MKV ? "ffvhuff, magicyuv, ffv1, rawvideo or libx264"
-                 : kind == VENC_MP4 ? "libx264 only" : "rawvideo only");
-        return -1;
-    }
-    if ((preset || crf) && c->id != VC_X264) {
-        snprintf(why, size, "--%s applies to libx264 (.mp4, or .mkv with --codec "
-                 "libx264), not %s", preset ? "preset" : "crf", c->name);
-        return -1;
-    }
+    if (kind < 0)
+        return ge_fail("--codec, --preset and --crf apply to video outputs "
+                       "(.mkv, .mp4, .y4m), not '.%s'", e);
+    if (!c)
+        return ge_fail("--codec '%s': .%s holds %s", codec, e,
+                       kind == VENC_MKV ? "ffvhuff, magicyuv, ffv1, rawvideo or libx264"
+                       : kind == VENC_MP4 ? "libx264 only" : "rawvideo only");
+    if ((preset || crf) && c->id != VC_X264)
+        return ge_fail("--%s applies to libx264 (.mp4, or .mkv with --codec "
+                       "libx264), not %s", preset ? "preset" : "crf", c->name);
     if (preset) {
         int i;
         for (i = 0; x264_presets[i] && strcmp(preset, x264_presets[i]); i++)
             ;
-        if (!x264_presets[i]) {
-            snprintf(why, size, "--preset '%s': expected ultrafast, superfast, veryfast, "
-                     "faster, fast, medium, slow, slower, veryslow or placebo", preset);
-            return -1;
-        }
+        if (!x264_presets[i])
+            return ge_fail("--preset '%s': expected ultrafast, superfast, veryfast, "
+                           "faster, fast, medium, slow, slower, veryslow or placebo", preset);
     }
     if (crf) {
         char *end;
@@ -111,10 +104,8 @@ int venc_codec_check(const char *ext, const char *codec, const char *preset,
         errno = 0;
         v = strtod(crf, &end);
         /* x264's range for 8-bit video (0 is lossless) */
-        if (errno || end == crf || *end || !(v >= 0 && v <= 51)) {
-            snprintf(why, size, "--crf '%s': expected a number from 0 to 51", crf);
-            return -1;
-        }
+        if (errno || end == crf || *end || !(v >= 0 && v <= 51))
+            return ge_fail("--crf '%s': expected a number from 0 to 51", crf);
     }
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <libavformat/avformat.h>
 
 #include "hfyu_enc.h"
+#include "util.h"
 #include "venc.h"
 
 enum { VENC_MKV, VENC_MP4, VENC_Y4M };
@@ -123,6 +124,12 @@ struct venc_writer {
     int size_noted;
     /* set once (venc_error); the threads' muxer sets it too, so atomic */
     _Atomic int failed;
+    /* What venc_error recorded, on whichever thread (an encoder thread's
+     * record is its own): venc_put and venc_close hand it to their
+     * caller's thread once (DESIGN.md §9).  why_ready publishes it. */
+    ge_why_rec *why;
+    _Atomic int why_ready;
+    int why_given;
     ts_entry *ts;      /* durations of frames inside the encoder, by pts */
     size_t nts, cap_ts;
 };

@@ -27,11 +27,15 @@ void venc_error(venc_writer *w, const char *what, int err)
     if (sig_stop && (err == AVERROR_EXIT || e == EINTR))
         return;
     if (e > 0 && e < 4096 && e != ENOMEM && e != EINVAL && e != ENOSYS) {
-        so_fail(w->out, e); /* so_abort prints "cannot write: ..." */
+        so_fail(w->out, e); /* so_abort records "cannot write: ..." */
         return;
     }
-    ge_err(so_name(w->out), "cannot encode video: %s: %s", what,
-           vid_err_str(err, eb, sizeof eb));
+    ge_fail_in(so_name(w->out), "cannot encode video: %s: %s", what,
+               vid_err_str(err, eb, sizeof eb));
+    if ((w->why = malloc(sizeof *w->why))) {
+        ge_why_save(w->why);
+        atomic_store(&w->why_ready, 1);
+    }
 }
 
 /* Allocates and opens one encoder with the writer's settings.  Called once,

@@ -11,6 +11,8 @@
 #include <libavutil/frame.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
+
+#include "util.h"
 #include <libswscale/swscale.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -111,8 +113,7 @@ void vid_conv_free(vid_conv *c)
     }
 }
 
-static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
-                    const char **why)
+static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
     size_t stride = (size_t)fr->width * 3;
@@ -126,8 +127,7 @@ static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
         cs = SWS_CS_DEFAULT;
     full = range_is_full(fr->format, fr->color_range);
     if (stride > INT_MAX) {
-        *why = "frame too wide";
-        return -1;
+        return ge_fail("frame too wide");
     }
     if (!c->sws || c->fmt != fr->format || c->w != fr->width || c->h != fr->height) {
         sws_freeContext(c->sws);
@@ -139,8 +139,7 @@ static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
         c->h = fr->height;
         c->cs = -1;
         if (!c->sws) {
-            *why = "cannot convert this pixel format to RGB";
-            return -1;
+            return ge_fail("cannot convert this pixel format to RGB");
         }
     }
     /* Y'CbCr and grey sources: their matrix and range (grey has no matrix
@@ -155,15 +154,13 @@ static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
         c->full = full;
     }
     if (host_buf_reserve(buf, stride * (size_t)fr->height + VID_SWS_SLACK)) {
-        *why = "out of memory";
-        return -1;
+        return ge_fail("out of memory");
     }
     dst[0] = buf->p;
     dst_ls[0] = (int)stride;
     if (sws_scale(c->sws, (const uint8_t *const *)fr->data, fr->linesize, 0,
                   fr->height, dst, dst_ls) != fr->height) {
-        *why = "RGB conversion failed";
-        return -1;
+        return ge_fail("RGB conversion failed");
     }
     f->channels = 3;
     f->bytes_per_sample = 1;
@@ -175,17 +172,13 @@ static int to_rgb24(const AVFrame *fr, vid_conv *c, host_buf *buf, ge_frame *f,
 }
 
 int vid_frame_to_ge(const AVFrame *fr, int force_rgb, vid_conv *conv,
-                    host_buf *buf, ge_frame *f, const char **why)
+                    host_buf *buf, ge_frame *f)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fr->format);
-    static const char *dummy;
 
-    if (!why)
-        why = &dummy;
     memset(f, 0, sizeof *f);
     if (!d || fr->width <= 0 || fr->height <= 0) {
-        *why = "frame without a size or pixel format";
-        return -1;
+        return ge_fail("frame without a size or pixel format");
     }
     f->width = fr->width;
     f->height = fr->height;
@@ -193,8 +186,7 @@ int vid_frame_to_ge(const AVFrame *fr, int force_rgb, vid_conv *conv,
         int bps = f->bytes_per_sample;
         size_t row = (size_t)fr->width * (size_t)bps;
         if (host_buf_reserve(buf, row * (size_t)fr->height)) {
-            *why = "out of memory";
-            return -1;
+            return ge_fail("out of memory");
         }
         f->stride = row;
         if (d->comp[0].plane == 0 && d->comp[0].offset == 0 &&
@@ -207,7 +199,7 @@ int vid_frame_to_ge(const AVFrame *fr, int force_rgb, vid_conv *conv,
             read_luma_generic(fr, d, bps, buf->p, row);
             f->shift = 0; /* av_read_image_line2 already shifted */
         }
-    } else if (to_rgb24(fr, conv, buf, f, why)) {
+    } else if (to_rgb24(fr, conv, buf, f)) {
         return -1;
     }
     f->data = buf->p;

@@ -45,9 +45,10 @@ int vid_luma_params(enum AVPixelFormat fmt, enum AVColorRange range, ge_frame *f
 
 /* Converts one decoded frame into buf and describes it in *f (f->data =
  * buf->p).  force_rgb: the RGB path for any format.  Returns 0, or -1 with
- * *why set to a static reason (out of memory, unsupported format). */
+ * the reason recorded (ge_fail, DESIGN.md §9: out of memory, unsupported
+ * format). */
 int vid_frame_to_ge(const struct AVFrame *frame, int force_rgb, vid_conv *conv,
-                    host_buf *buf, ge_frame *f, const char **why);
+                    host_buf *buf, ge_frame *f);
 
 /* Copies `rows` rows of `row_bytes` from src (rows `src_linesize` apart,
  * negative for bottom-up planes) to dst (rows dst_stride apart). */

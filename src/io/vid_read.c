@@ -166,7 +166,7 @@ struct vid_reader {
     int64_t start_ts;  /* frames before it are decoded and dropped */
     long max_frames;
     int rgb;
-    int failed;        /* vid_next printed why the file failed */
+    int failed;        /* vid_next recorded why the file failed */
     int draining, eof;
     long nout;
     long corrupt;
@@ -358,16 +358,16 @@ static int hw_fallback(vid_reader *r)
     int ret;
     if (r->nout > 0 || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0) {
         r->failed = 1;
-        ge_err(r->path, "cannot decode video: NVDEC does not take this %s stream and its "
-               "decoder has no software path (--hwdec=none decodes it in software)",
-               avcodec_get_name(r->dec->codec_id));
+        ge_fail_in(r->path, "cannot decode video: NVDEC does not take this %s stream and its "
+                   "decoder has no software path (--hwdec=none decodes it in software)",
+                   avcodec_get_name(r->dec->codec_id));
         return -1;
     }
     ret = hw_to_software(r);
     if (ret < 0) {
         r->failed = 1;
-        ge_err(r->path, "cannot open the %s decoder: %s", r->sw_codec->name,
-               vid_err_str(ret, eb, sizeof eb));
+        ge_fail_in(r->path, "cannot open the %s decoder: %s", r->sw_codec->name,
+                   vid_err_str(ret, eb, sizeof eb));
         return -1;
     }
     return 0;
@@ -375,11 +375,10 @@ static int hw_fallback(vid_reader *r)
 
 /* Chooses NVDEC or software for this stream (before the decoder is made):
  * *codec may become FFmpeg's hwaccel-only decoder (AV1).  Returns 0, or
- * -1 (message printed) when --hwdec=nvdec cannot get a device. */
+ * -1 (why recorded) when --hwdec=nvdec cannot get a device. */
 static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
 {
     const AVCodec *c;
-    char why[256];
     const char *cname = avcodec_get_name((*codec)->id);
     if (o->rgb) {
         if (ge_verbose)
@@ -398,14 +397,14 @@ static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
             ge_note("%s: no NVDEC decoder for %s: decoding in software", r->path, cname);
         return 0;
     }
-    if (hw_open(NULL, o->device, &r->hw, why, sizeof why)) {
+    if (hw_open(NULL, o->device, &r->hw)) {
         r->hw_only = 0;
         if (o->hwdec == VID_HWDEC_NVDEC) {
-            ge_err(r->path, "--hwdec=nvdec: %s", why);
+            ge_fail_in(r->path, "--hwdec=nvdec: %s", ge_why());
             return -1;
         }
         if (ge_verbose)
-            ge_note("%s: %s: decoding in software", r->path, why);
+            ge_note("%s: %s: decoding in software", r->path, ge_why());
         return 0;
     }
     *codec = c;
@@ -431,11 +430,11 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
         !(url = mem ? strdup(path) : input_url(path)) ||
         !(r->pkt = av_packet_alloc()) || !(r->frame = av_frame_alloc()) ||
         !(r->fmt = avformat_alloc_context())) {
-        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
     }
     if (mem && mem_n == 0) {
-        ge_err(path, "cannot open video: file is empty"); /* as vid_open says */
+        ge_fail_in(path, "cannot open video: file is empty"); /* as vid_open says */
         goto fail;
     }
     if (mem) {
@@ -449,7 +448,7 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
                                          mem_read, NULL, mem_seek);
         if (!r->avio) {
             av_free(iobuf);
-            ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+            ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
             goto fail;
         }
         r->fmt->pb = r->avio;
@@ -472,9 +471,9 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
         else if (ret == AVERROR_INVALIDDATA && !mem && strcmp(path, "-") &&
                  !strstr(path, "://") && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
                  sb.st_size == 0)
-            ge_err(path, "cannot open video: file is empty"); /* as images say */
+            ge_fail_in(path, "cannot open video: file is empty"); /* as images say */
         else
-            ge_err(path, "cannot open video: %s", vid_err_str(ret, eb, sizeof eb));
+            ge_fail_in(path, "cannot open video: %s", vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
     /* a y4m's header is read: its frames follow (y4m_frames) */
@@ -485,19 +484,19 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     ret = avformat_find_stream_info(r->fmt, NULL);
     if (ret < 0) {
         if (!sig_stop)
-            ge_err(path, "cannot read video stream information: %s",
-                   vid_err_str(ret, eb, sizeof eb));
+            ge_fail_in(path, "cannot read video stream information: %s",
+                       vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
     ret = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (ret == AVERROR_STREAM_NOT_FOUND) {
-        ge_err(path, "no video stream in this file");
+        ge_fail_in(path, "no video stream in this file");
         goto fail;
     }
     if (ret < 0 || !codec) {
         int i = ret >= 0 ? ret : av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
         const char *name = i >= 0 ? avcodec_get_name(r->fmt->streams[i]->codecpar->codec_id) : "?";
-        ge_err(path, "cannot decode video: no decoder for codec '%s'", name);
+        ge_fail_in(path, "cannot decode video: no decoder for codec '%s'", name);
         goto fail;
     }
     r->vidx = ret;
@@ -520,12 +519,12 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
         ret = hw_to_software(r);
     }
     if (ret == AVERROR(ENOMEM) && !r->dec) {
-        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
         goto fail;
     }
     if (ret < 0) {
-        ge_err(path, "cannot open the %s decoder: %s", codec->name,
-               vid_err_str(ret, eb, sizeof eb));
+        ge_fail_in(path, "cannot open the %s decoder: %s", codec->name,
+                   vid_err_str(ret, eb, sizeof eb));
         goto fail;
     }
 
@@ -589,13 +588,13 @@ static int decode_error(vid_reader *r, int ret)
     char eb[AV_ERROR_MAX_STRING_SIZE];
     if (ret == AVERROR(ENOMEM)) {
         r->failed = 1;
-        ge_err(r->path, "cannot decode video: %s", strerror(ENOMEM));
+        ge_fail_in(r->path, "cannot decode video: %s", strerror(ENOMEM));
         return -1;
     }
     r->corrupt++;
     if (++r->errors_in_row > VID_MAX_ERRORS_IN_ROW) {
         r->failed = 1;
-        ge_err(r->path, "cannot decode video: %s", vid_err_str(ret, eb, sizeof eb));
+        ge_fail_in(r->path, "cannot decode video: %s", vid_err_str(ret, eb, sizeof eb));
         return -1;
     }
     return 0;
@@ -634,7 +633,6 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if (ret >= 0) {
             int64_t ts = r->frame->best_effort_timestamp;
             ge_frame g;
-            const char *why = NULL;
             r->errors_in_row = 0;
             if ((r->frame->flags & AV_FRAME_FLAG_CORRUPT) ||
                 r->frame->decode_error_flags)
@@ -646,9 +644,10 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             }
             if (r->frame->format == AV_PIX_FMT_CUDA) {
                 /* NVDEC: the luma plane stays in the decoder's surface */
-                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g, &why) == 0) {
+                ge_why_clear();
+                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g) == 0) {
                     fill_frame(r, fr, &g, t0);
-                    if (hw_take(r->hw, r->frame, fr, &why) == 0) {
+                    if (hw_take(r->hw, r->frame, fr) == 0) {
                         if (ge_verbose && !r->hw_noted)
                             ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
                                     r->path, r->dec->codec->name,
@@ -660,20 +659,19 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                     }
                     r->nout--;
                 }
-                if (!why)
-                    why = "a CUDA frame without NVDEC";
                 r->failed = 1;
-                ge_err(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
-                       r->frame->width, r->frame->height, why);
+                ge_fail_in(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
+                           r->frame->width, r->frame->height,
+                           ge_why()[0] ? ge_why() : "a CUDA frame without NVDEC");
                 av_frame_unref(r->frame);
                 return -1;
             }
-            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g, &why)) {
+            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g)) {
                 r->failed = 1;
-                ge_err(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
-                       r->nout, av_get_pix_fmt_name(r->frame->format) ?
-                       av_get_pix_fmt_name(r->frame->format) : "?",
-                       r->frame->width, r->frame->height, why);
+                ge_fail_in(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
+                           r->nout, av_get_pix_fmt_name(r->frame->format) ?
+                           av_get_pix_fmt_name(r->frame->format) : "?",
+                           r->frame->width, r->frame->height, ge_why());
                 av_frame_unref(r->frame);
                 return -1;
             }
@@ -710,8 +708,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             if (ret != AVERROR_EOF) {
                 if (is_io_error(ret)) {
                     r->failed = 1;
-                    ge_err(r->path, "cannot read video: %s",
-                           vid_err_str(ret, eb, sizeof eb));
+                    ge_fail_in(r->path, "cannot read video: %s",
+                               vid_err_str(ret, eb, sizeof eb));
                     return -1;
                 }
                 r->corrupt++; /* malformed tail: what decoded so far stands */

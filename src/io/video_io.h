@@ -8,8 +8,8 @@
  * Reading: vid_open / vid_next / vid_close, shaped like FFmpeg's
  * doc/examples/demuxing_decoding.c (send/receive, EAGAIN, NULL-packet
  * drain).  vid_next follows frame_source.next: 1 a frame, 0 the end,
- * -1 this file failed (one message printed; nothing printed when the
- * failure is an interruption: sig_stop is set then).
+ * -1 this file failed (why recorded, DESIGN.md §9; nothing recorded when
+ * the failure is an interruption: sig_stop is set then).
  *
  * libav's own logging is silenced (warnings with ge_verbose) the first
  * time this module opens anything, unless someone set a level before.
@@ -67,12 +67,12 @@ typedef struct vid_info {
 int vid_probe(const char *path);
 
 /* Opens a video ("-" is stdin; names with "://" are URLs, everything else
- * is a file name, never a protocol).  Returns 0, or -1 with one message
+ * is a file name, never a protocol).  Returns 0, or -1 with why recorded
  * and *out NULL. */
 int vid_open(const char *path, const vid_opts *o, vid_reader **out);
 /* The same for n bytes in memory (a custom AVIOContext, seekable; the
- * fuzz harness and tests use it).  `name` (NULL: "(memory)") labels the
- * messages and hints the demuxer by its extension; buf must stay valid
+ * fuzz harness and tests use it).  `name` (NULL: "(memory)") names the
+ * file in the record and hints the demuxer by its extension; buf must stay valid
  * until vid_close. */
 int vid_open_mem(const void *buf, size_t n, const char *name,
                  const vid_opts *o, vid_reader **out);

@@ -96,6 +96,8 @@ typedef struct vs_seg {
     vs_frame *head, *tail;
     int qn;
     int done, failed;
+    ge_why_rec *why; /* failed: its worker's error record (DESIGN.md §9),
+                        for vsrc_next to hand on */
     int begun; /* its first frame is out of the decoder (or it ended) */
     /* GPUEDGE_TRACE=vsrc: seconds from vsrc_open to this segment's start,
      * its reader opened, first frame queued, end; waiting for room;
@@ -231,7 +233,7 @@ static void scan_free(vs_scan *sc)
 
 /* Reads every packet of the best video stream (the one vid_open takes)
  * without decoding.  0 with *sc filled, or -1: not segmentable (nothing
- * printed: the file is then decoded in one go, and vid_open reports what
+ * recorded: the file is then decoded in one go, and vid_open records what
  * is wrong with it). */
 static int scan(vsrc *s, vs_scan *sc)
 {
@@ -461,8 +463,8 @@ static void close_reader(vsrc *s, vid_reader **r)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Decodes segment i into its queue.  0, or -1 (the file failed: a
- * message was printed, or sig_stop is set).  Each segment opens its own
+/* Decodes segment i into its queue.  0, or -1 (the file failed: why is
+ * recorded, for worker() to keep, or sig_stop is set).  Each segment opens its own
  * reader: keeping one from segment to segment (seek + flush) gained a
  * little, but compute-sanitizer racecheck did not finish over it, and
  * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
@@ -519,7 +521,7 @@ static int decode_seg(vsrc *s, int i)
         if (!f) {
             rc = quit ? 0 : -1;
             if (!quit)
-                ge_err(s->path, "cannot decode video: %s", strerror(ENOMEM));
+                ge_fail_in(s->path, "cannot decode video: %s", strerror(ENOMEM));
             break;
         }
         src_frame_host(&f->fr);
@@ -540,13 +542,12 @@ static int decode_seg(vsrc *s, int i)
         }
         if (k == 1 && hw_on_surface(&f->fr)) {
             /* off the NVDEC surface before it is queued (hwdec.h) */
-            const char *why = NULL;
             double td = s->trace ? ge_now() : 0;
-            int dk = hw_detach(&f->fr, &why);
+            int dk = hw_detach(&f->fr);
             if (s->trace)
                 g->t_detach += ge_now() - td;
             if (dk) {
-                ge_err(s->path, "cannot decode video: %s", why);
+                ge_fail_in(s->path, "cannot decode video: %s", ge_why());
                 k = -2; /* released below */
                 rc = -1;
             }
@@ -622,7 +623,10 @@ static void *worker(void *arg)
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
+        ge_why_clear(); /* the segment's record only */
         rc = decode_seg(s, i);
+        if (rc < 0 && (s->segs[i].why = malloc(sizeof *s->segs[i].why)))
+            ge_why_save(s->segs[i].why);
         pthread_mutex_lock(&s->mu);
         s->segs[i].done = 1;
         s->segs[i].failed = rc < 0;
@@ -737,7 +741,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     memset(&sc, 0, sizeof sc);
     if (!s || !(s->path = strdup(path))) {
         free(s);
-        ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+        ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
         return -1;
     }
     s->o = *o;
@@ -839,7 +843,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     if (s->nseg) {
         s->th = calloc((size_t)s->ndec, sizeof *s->th);
         if (!s->th) {
-            ge_err(path, "cannot open video: %s", strerror(ENOMEM));
+            ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
             vsrc_close(&s);
             return -1;
         }
@@ -847,7 +851,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
             if (pthread_create(&s->th[s->nth], NULL, worker, s) == 0)
                 s->nth++;
         if (s->nth == 0) {
-            ge_err(path, "cannot start the decoder threads");
+            ge_fail_in(path, "cannot start the decoder threads");
             vsrc_close(&s);
             return -1;
         }
@@ -871,7 +875,7 @@ static void stop_decoders(vsrc *s)
 }
 
 /* Ends the segment decoders and opens one decoder over the whole file
- * (see vsrc.fallback).  0, or -1 (message printed). */
+ * (see vsrc.fallback).  0, or -1 (why recorded). */
 static int start_fallback(vsrc *s)
 {
     vid_opts vo = s->o;
@@ -974,6 +978,10 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
         }
         if (g->done) {
             if (g->failed) {
+                if (g->why)
+                    ge_why_load(g->why);
+                else
+                    ge_fail_in(s->path, "cannot decode video: %s", strerror(ENOMEM));
                 rc = -1;
                 break;
             }
@@ -1003,7 +1011,7 @@ int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf)
     } else if (host_buf_reserve(buf, f->bytes ? f->bytes : 1)) {
         /* (host frames go into the engine's buffer, which may be pinned:
          * one copy) */
-        ge_err(s->path, "cannot decode video: %s", strerror(ENOMEM));
+        ge_fail_in(s->path, "cannot decode video: %s", strerror(ENOMEM));
         rc = -1;
     } else {
         memcpy(buf->p, f->buf.p, f->bytes);
@@ -1044,13 +1052,15 @@ void vsrc_close(vsrc **ps)
     }
     vid_close(&s->plain);
     vid_close(&s->first);
-    for (int i = 0; i < s->nseg; i++)
+    for (int i = 0; i < s->nseg; i++) {
         for (vs_frame *f = s->segs[i].head, *n; f; f = n) {
             n = f->next;
             src_frame_release(&f->fr); /* an undelivered device surface */
             host_buf_free(&f->buf);
             free(f);
         }
+        free(s->segs[i].why);
+    }
     for (vs_frame *f = s->free_list, *n; f; f = n) {
         n = f->next;
         host_buf_free(&f->buf);

@@ -29,11 +29,12 @@
 
 typedef struct vsrc vsrc;
 
-/* Opens `path` as vid_open does (same messages, same failures); plans
- * the segments.  0, or -1 (message printed, *out NULL). */
+/* Opens `path` as vid_open does (same records, same failures); plans
+ * the segments.  0, or -1 (why recorded, *out NULL). */
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out);
 /* vid_next's contract: 1 a frame (fr->index counts the file's frames
- * from 0), 0 the end, -1 failed (message printed; none on sig_stop). */
+ * from 0), 0 the end, -1 failed (why recorded, also a decoder thread's;
+ * none on sig_stop). */
 int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf);
 /* Joins the decoders, frees everything.  NULL-safe; *s = NULL. */
 void vsrc_close(vsrc **s);

@@ -81,8 +81,6 @@ struct ge_ctx {
     struct ge_ctx *next;    /* g_gpu_ctxs */
 };
 
-static __thread char t_err[API_ERR_LEN];
-
 #if GE_CUDA
 static pthread_mutex_t g_taps_lock = PTHREAD_MUTEX_INITIALIZER;
 static ge_ctx *g_gpu_ctxs;            /* every live GPU context */
@@ -99,15 +97,18 @@ static int g_radius_set = -1;         /* the radius of the last load (fused.cu
 
 static int fail(ge_ctx *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The thread's text is the error record every layer shares (util.h,
+ * DESIGN.md §9); a context keeps a copy of its own (gpuedge.h "Errors"). */
 static int fail(ge_ctx *c, int status, const char *fmt, ...)
 {
+    char text[API_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t_err, sizeof t_err, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (c)
-        memcpy(c->err, t_err, sizeof c->err);
-    return status;
+        memcpy(c->err, text, sizeof c->err);
+    return ge_fail_code(status, "%s", text);
 }
 
 #if GE_CUDA
@@ -122,7 +123,7 @@ static int fail_cuda(ge_ctx *c, const char *what, cudaError_t e)
 
 GE_API const char *ge_last_error(const ge_ctx *ctx)
 {
-    return ctx ? ctx->err : t_err;
+    return ctx ? ctx->err : ge_why();
 }
 
 GE_API const char *ge_strerror(int status)
@@ -358,7 +359,7 @@ static int ctx_make(ge_ctx **out, const ge_params *p, int backend, int device,
     c->taps = taps;
     c->backend = backend;
     if (backend == GE_BACKEND_GPU && (r = ctx_gpu_open(c)) < 0) {
-        memcpy(t_err, c->err, sizeof t_err);
+        ge_fail("%s", c->err);
         ge_ctx_free(&c);
         return r;
     }

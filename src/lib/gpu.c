@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
+
 cudaError_t kernels_probe_gpu(void); /* kernels/probe.cu */
 
 void gpu_versions(int *runtime_version, int *driver_version)
@@ -70,7 +72,7 @@ static void ver(char *buf, size_t n, int v)
     snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-int gpu_probe(int device, gpu_info *info, char *why, size_t n)
+int gpu_probe(int device, gpu_info *info)
 {
     int count = 0;
     cudaError_t e;
@@ -82,36 +84,26 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
     ver(rt, sizeof rt, info->runtime_version);
     ver(drv, sizeof drv, info->driver_version);
 
-    if (info->driver_version == 0) {
-        snprintf(why, n, "no CUDA driver found");
-        return -1;
-    }
-    if (info->driver_version < info->runtime_version) {
-        snprintf(why, n, "CUDA driver %s is older than the runtime %s this build needs", drv, rt);
-        return -1;
-    }
+    if (info->driver_version == 0)
+        return ge_fail("no CUDA driver found");
+    if (info->driver_version < info->runtime_version)
+        return ge_fail("CUDA driver %s is older than the runtime %s this build needs", drv, rt);
     /* Host threads block in waits instead of spinning (DESIGN.md §4); must be
      * set before the primary context is created. */
     cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
     e = cudaGetDeviceCount(&count);
-    if (e == cudaErrorInsufficientDriver) {
-        snprintf(why, n, "CUDA driver %s is too old for runtime %s", drv, rt);
-        return -1;
-    }
+    if (e == cudaErrorInsufficientDriver)
+        return ge_fail("CUDA driver %s is too old for runtime %s", drv, rt);
     if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
         cudaGetLastError();
-        snprintf(why, n, "no CUDA device found");
-        return -1;
+        return ge_fail("no CUDA device found");
     }
     if (e != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "CUDA unavailable: %s", cudaGetErrorString(e));
-        return -1;
+        return ge_fail("CUDA unavailable: %s", cudaGetErrorString(e));
     }
-    if (device < 0 || device >= count) {
-        snprintf(why, n, "no CUDA device %d (%d found)", device, count);
-        return -1;
-    }
+    if (device < 0 || device >= count)
+        return ge_fail("no CUDA device %d (%d found)", device, count);
     e = cudaSetDevice(device);
     if (e == cudaSuccess) {
         struct cudaDeviceProp prop;
@@ -126,19 +118,17 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
     }
     if (e != cudaSuccess) {
         cudaGetLastError();
-        snprintf(why, n, "CUDA device %d unusable: %s", device, cudaGetErrorString(e));
-        return -1;
+        return ge_fail("CUDA device %d unusable: %s", device, cudaGetErrorString(e));
     }
     cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
     e = kernels_probe_gpu();
     if (e != cudaSuccess) {
         cudaGetLastError();
         if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
-            snprintf(why, n, "no kernel image for %s (compute capability %d.%d); rebuild with SMS=%d%d",
-                     info->name, info->cc_major, info->cc_minor, info->cc_major, info->cc_minor);
-        else
-            snprintf(why, n, "cannot load kernels on %s: %s", info->name, cudaGetErrorString(e));
-        return -1;
+            return ge_fail("no kernel image for %s (compute capability %d.%d); rebuild with "
+                           "SMS=%d%d", info->name, info->cc_major, info->cc_minor,
+                           info->cc_major, info->cc_minor);
+        return ge_fail("cannot load kernels on %s: %s", info->name, cudaGetErrorString(e));
     }
     return 0;
 }
@@ -149,13 +139,11 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n)
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "util.h"
-
 struct gpu_probe_job {
     pthread_t th;
     int device, rc;
     gpu_info info;
-    char why[256];
+    ge_why_rec why; /* the probe's record, for the waiting thread */
     double t_ready; /* ge_now() when the probe ended */
     int done;       /* set (atomically) when it ended */
 };
@@ -163,7 +151,8 @@ struct gpu_probe_job {
 static void *probe_main(void *arg)
 {
     gpu_probe_job *j = arg;
-    j->rc = gpu_probe(j->device, &j->info, j->why, sizeof j->why);
+    j->rc = gpu_probe(j->device, &j->info);
+    ge_why_save(&j->why);
     if (j->rc == 0)
         /* the primary context exists now (cudaSetDevice); cudaFree(0) is
          * the documented way to finish creating it before anyone waits */
@@ -201,7 +190,7 @@ int gpu_probe_done(const gpu_probe_job *j)
     return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
 }
 
-int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready)
+int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, double *t_ready)
 {
     gpu_probe_job *j = *jp;
     int rc;
@@ -209,13 +198,13 @@ int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, doub
     pthread_join(j->th, NULL);
     /* the thread's current device does not carry over: make it current
      * here too, as gpu_probe would have (cheap: the context exists) */
+    if (j->rc != 0)
+        ge_why_load(&j->why);
     if (j->rc == 0 && cudaSetDevice(j->device) != cudaSuccess) {
         cudaGetLastError();
-        j->rc = -1;
-        snprintf(j->why, sizeof j->why, "CUDA device %d unusable", j->device);
+        j->rc = ge_fail("CUDA device %d unusable", j->device);
     }
     *info = j->info;
-    snprintf(why, n, "%s", j->why);
     if (t_ready)
         *t_ready = j->t_ready;
     rc = j->rc;

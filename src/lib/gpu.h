@@ -17,9 +17,10 @@ typedef struct gpu_info {
 
 /* Checks device `device`: a driver, new enough, the device exists, and a
  * kernel image loads for it.  Sets blocking-sync scheduling and makes the
- * device current.  Returns 0, or -1 with a one-phrase reason in `why`
- * ("no CUDA device found", "CUDA driver too old (...)", ...). */
-int gpu_probe(int device, gpu_info *info, char *why, size_t n);
+ * device current.  Returns 0, or -1 with a one-phrase reason recorded
+ * (ge_fail, DESIGN.md §9: "no CUDA device found", "CUDA driver too old
+ * (...)", ...). */
+int gpu_probe(int device, gpu_info *info);
 
 /* The same probe on a thread of its own, so that CUDA initialises while
  * the caller opens its input and output (start-up).  Call
@@ -29,14 +30,14 @@ int gpu_probe(int device, gpu_info *info, char *why, size_t n);
  * the mask); NULL
  * when no thread could start (then call gpu_probe).  gpu_probe_wait joins
  * it, makes the device current on the calling thread and returns what
- * gpu_probe would have, with the time the probe ended (ge_now) in
+ * gpu_probe would have (its record too), with the time the probe ended (ge_now) in
  * *t_ready (may be NULL); it frees the job and sets *jp to NULL.  Every
  * started job must be waited for. */
 typedef struct gpu_probe_job gpu_probe_job;
 gpu_probe_job *gpu_probe_start(int device, int eager);
 /* Has it ended (without waiting)?  1 / 0. */
 int gpu_probe_done(const gpu_probe_job *j);
-int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready);
+int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, double *t_ready);
 
 /* Versions only (for --version); never fails. */
 void gpu_versions(int *runtime_version, int *driver_version);

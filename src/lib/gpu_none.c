@@ -32,12 +32,11 @@ void gpu_versions(int *runtime_version, int *driver_version)
     *driver_version = 0;
 }
 
-int gpu_probe(int device, gpu_info *info, char *why, size_t n)
+int gpu_probe(int device, gpu_info *info)
 {
     memset(info, 0, sizeof *info);
     info->device = device;
-    snprintf(why, n, "%s", GPU_NONE_WHY);
-    return -1;
+    return ge_fail("%s", GPU_NONE_WHY);
 }
 
 /* No thread to start: NULL sends the caller to gpu_probe (gpu.h). */
@@ -54,12 +53,12 @@ int gpu_probe_done(const gpu_probe_job *j)
     return 1;
 }
 
-int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, char *why, size_t n, double *t_ready)
+int gpu_probe_wait(gpu_probe_job **jp, gpu_info *info, double *t_ready)
 {
     *jp = NULL;
     if (t_ready)
         *t_ready = ge_now();
-    return gpu_probe(0, info, why, n);
+    return gpu_probe(0, info);
 }
 
 int gpu_count(void) { return 0; }

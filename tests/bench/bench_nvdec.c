@@ -78,7 +78,6 @@ int main(int argc, char **argv)
 {
     int c, soft = 0, threads = 0, device = 0, bad = 0;
     gpu_info gi;
-    char why[256];
     while ((c = getopt(argc, argv, "st:d:")) != -1) {
         switch (c) {
         case 's': soft = 1; break;
@@ -94,8 +93,8 @@ int main(int argc, char **argv)
         return 2;
     }
     double tp = ge_now();
-    if (!soft && gpu_probe(device, &gi, why, sizeof why)) {
-        printf("skip bench_nvdec: %s\n", why);
+    if (!soft && gpu_probe(device, &gi)) {
+        printf("skip bench_nvdec: %s\n", ge_why());
         return 0;
     }
     if (!soft)

@@ -168,7 +168,6 @@ int main(int argc, char **argv)
 {
     bench_src b = {3840, 2160, 3, 600, 0, {0}, 0, 12345u, 0, 0};
     gpu_info gi;
-    char why[256];
     pipe_opts po;
     rep_stats rep;
     null_sink ns = {0};
@@ -177,8 +176,8 @@ int main(int argc, char **argv)
 
     int slots = 0;
     if (argc >= 2 && !strcmp(argv[1], "copies")) {
-        if (gpu_probe(0, &gi, why, sizeof why)) {
-            printf("skip bench-pipeline: %s\n", why);
+        if (gpu_probe(0, &gi)) {
+            printf("skip bench-pipeline: %s\n", ge_why());
             return 0;
         }
         return copies();
@@ -195,8 +194,8 @@ int main(int argc, char **argv)
     int staged = argc >= 7 && !strcmp(argv[6], "staged");
     if (sig_init())
         return 1;
-    if (gpu_probe(0, &gi, why, sizeof why)) {
-        printf("skip bench-pipeline: %s\n", why);
+    if (gpu_probe(0, &gi)) {
+        printf("skip bench-pipeline: %s\n", ge_why());
         return 0;
     }
     memset(&po, 0, sizeof po);

@@ -48,4 +48,23 @@ for case in kernels:edge.h:gpuedge.h lib:gpuedge.h:pipeline.h \
         ok "$layer: finds $below, refuses $above"
     fi
 done
+
+# One route for errors (DESIGN.md §9): below the CLI an error is recorded
+# (ge_fail), never printed.  What may print there: notices (ge_note), the
+# GPUEDGE_TRACE traces and --cpu-ref's findings (a result, like --report).
+allowed='src/io/venc_thread.c:.*"gpuedge: venc trace: '
+allowed="$allowed|src/engine/refcheck.c:.*\"frame %ld: cpu-ref: %s: "
+grep -nE '\bge_err(_why|_pending)?\(|(fprintf|fputs|vfprintf)\([^;]*stderr|perror\(|write\((2|STDERR_FILENO)' \
+    src/io/*.[ch] src/lib/*.[ch] src/engine/*.[ch] | grep -vE "$allowed" >"$T/prints"
+if [ -s "$T/prints" ]; then
+    not_ok "io, lib, engine: an error printed, not recorded: $(head -3 "$T/prints" | tr '\n' ' ')"
+else
+    ok "io, lib, engine: no error printed below the CLI (recorded for it: ge_fail)"
+fi
+why='char \*why, size_t|why, sizeof why|const char \*\*why'
+if grep -nE "$why" src/io/*.[ch] src/lib/*.[ch] src/engine/*.[ch] src/cli/*.[ch] >"$T/why"; then
+    not_ok "why buffers passed down: $(head -3 "$T/why" | tr '\n' ' ')"
+else
+    ok "no why buffers passed down (the error record replaces them)"
+fi
 finish

@@ -33,6 +33,7 @@
 #include "edge.h"
 #include "frames.h"
 #include "gpu.h"
+#include "util.h"
 #include "pipeline.h"
 #include "report.h"
 
@@ -184,11 +185,10 @@ static int run_once(const tcase *c, const uint8_t *frames, int device, int stage
 int main(void)
 {
     gpu_info gi;
-    char why[256];
     (void)now_s;
     (void)cmp_u8;
-    if (gpu_probe(0, &gi, why, sizeof why)) {
-        printf("skip devframe: no CUDA device (%s)\n", why);
+    if (gpu_probe(0, &gi)) {
+        printf("skip devframe: no CUDA device (%s)\n", ge_why());
         return 0;
     }
     rng_state = 11;

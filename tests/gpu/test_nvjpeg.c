@@ -455,7 +455,7 @@ static void bench(nvj_dec *d, int nb)
 int main(int argc, char **argv)
 {
     int ndev = 0, nbench = 0;
-    char why[512], name[512];
+    char name[512];
     nvj_dec *d = NULL;
     nvj_pic *pics;
     unsigned char *first = NULL;
@@ -478,8 +478,8 @@ int main(int argc, char **argv)
         double t0 = now_s();
         MUST(cudaFree(NULL)); /* the CUDA context first: time nvJPEG alone */
         double t1 = now_s();
-        if (nvj_open(64, &d, why, sizeof why)) {
-            SKIP("nvjpeg", why);
+        if (nvj_open(64, &d)) {
+            SKIP("nvjpeg", ge_why());
             return 0;
         }
         printf("# %s\n# CUDA context %.0f ms, nvj_open %.0f ms\n", nvj_describe(d),

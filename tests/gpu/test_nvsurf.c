@@ -36,6 +36,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "hwdec.h"
+#include "util.h"
 
 #define MAX_SEGS 8
 
@@ -153,9 +154,12 @@ static void *run_seg(void *arg)
     avcodec_parameters_to_context(dec, st->codecpar);
     dec->pkt_timebase = st->time_base;
     dec->thread_count = 1;
-    if (hw_open(dec, 0, &hw, s->why, sizeof s->why) || avcodec_open2(dec, hc, NULL) < 0) {
-        if (!s->why[0])
-            snprintf(s->why, sizeof s->why, "cannot open the decoder");
+    if (hw_open(dec, 0, &hw)) {
+        snprintf(s->why, sizeof s->why, "%s", ge_why());
+        goto end;
+    }
+    if (avcodec_open2(dec, hc, NULL) < 0) {
+        snprintf(s->why, sizeof s->why, "cannot open the decoder");
         goto end;
     }
     if (s->start > 0) {
@@ -169,7 +173,6 @@ static void *run_seg(void *arg)
             const AVHWFramesContext *hfc =
                 dec->hw_frames_ctx ? (const AVHWFramesContext *)dec->hw_frames_ctx->data : NULL;
             ge_frame g;
-            const char *why = NULL;
             int n = s->got;
             if (start_ts != AV_NOPTS_VALUE && f->best_effort_timestamp < start_ts) {
                 av_frame_unref(f);
@@ -183,10 +186,10 @@ static void *run_seg(void *arg)
                        (void *)f->data[0], f->linesize[0], s->pool,
                        f->buf[0] ? f->buf[0]->size : 0, f->buf[1] ? f->buf[1]->size : 0,
                        s->errors);
-            if (f->format != AV_PIX_FMT_CUDA || hw_describe(f, dec->sw_pix_fmt, &g, &why)) {
+            if (f->format != AV_PIX_FMT_CUDA || hw_describe(f, dec->sw_pix_fmt, &g)) {
                 s->bad_at = n;
                 snprintf(s->why, sizeof s->why, "frame %d: %s", n,
-                         why ? why : "not a CUDA frame");
+                         f->format == AV_PIX_FMT_CUDA ? ge_why() : "not a CUDA frame");
                 av_frame_unref(f);
                 break;
             }
@@ -195,9 +198,9 @@ static void *run_seg(void *arg)
                 src_frame *fr = &s->held[n];
                 memset(fr, 0, sizeof *fr);
                 fr->f = g;
-                if (hw_take(hw, f, fr, &why) || hw_detach(fr, &why)) {
+                if (hw_take(hw, f, fr) || hw_detach(fr)) {
                     s->bad_at = n;
-                    snprintf(s->why, sizeof s->why, "frame %d: %s", n, why);
+                    snprintf(s->why, sizeof s->why, "frame %d: %s", n, ge_why());
                     break;
                 }
             } else {

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util.h"
+
 static int check_failed_;
 
 static void check_report_(int ok, const char *name, const char *fmt, ...)
@@ -55,8 +57,11 @@ static unsigned char *check_slurp(const char *path, size_t *n)
 
 /* stderr captured while a call runs, so its one-line messages can be
  * checked: check_capture_start(), the call, then check_capture_end() gives
- * what it printed (static buffer, up to 4095 bytes).  One anonymous temp
- * file, reused. */
+ * what it printed (static buffer, up to 4095 bytes), and the line the CLI
+ * would print for what the call left in the error record (ge_err_why,
+ * DESIGN.md §9): the layers below the CLI record and do not print.  The
+ * calling thread's record, cleared at the start.  One anonymous temp file,
+ * reused. */
 static int check_cap_fd_ = -1, check_saved_err_ = -1;
 static void check_capture_start(void) __attribute__((unused));
 static void check_capture_start(void)
@@ -72,12 +77,15 @@ static void check_capture_start(void)
         return;
     check_saved_err_ = dup(2);
     dup2(check_cap_fd_, 2);
+    ge_why_clear();
 }
 static const char *check_capture_end(void) __attribute__((unused));
 static const char *check_capture_end(void)
 {
     static char buf[4096];
     ssize_t n;
+    if (ge_why()[0])
+        ge_err_why(NULL);
     fflush(stderr);
     if (check_saved_err_ >= 0) {
         dup2(check_saved_err_, 2);

@@ -132,6 +132,8 @@ static void test_image_findings(void)
         alarm(20);
         check_capture_start();
         rc = img_load(path, &img);
+        if (rc)
+            ge_err_why(path); /* as the CLI would (DESIGN.md §9) */
         rc2 = img_load_mem(d, n, findings[i].file, &img);
         msg = check_capture_end();
         alarm(0);
@@ -288,6 +290,8 @@ static void test_image_mem(void)
 
     check_capture_start();
     ra = img_load_mem("", 0, NULL, &a);
+    if (ra)
+        ge_err_why(NULL); /* each failure's line, as the CLI prints it */
     rb = img_load_mem(NULL, 5, "null", &b);
     msg = check_capture_end();
     CHECK(ra == -1 && rb == -1 && strstr(msg, "(memory): cannot read image: file is empty") &&
@@ -397,7 +401,11 @@ static void test_video_mem(void)
             junk[x] = (unsigned char)(x * 2654435761u >> 11);
         check_capture_start();
         rj = vid_open_mem(junk, sizeof junk, "junk.bin", &o, &r);
+        if (rj)
+            ge_err_why(NULL); /* each failure's line, as the CLI prints it */
         re = vid_open_mem(clip, 0, "empty.y4m", &o, &r);
+        if (re)
+            ge_err_why(NULL);
         rn = vid_open_mem(NULL, 0, NULL, &o, &r);
         msg = check_capture_end();
         CHECK(rj == -1 && re == -1 && rn == -1 && r == NULL &&

@@ -361,6 +361,8 @@ static int bomb_child(const buf *b, char *msg, size_t msz, long *rss_kb)
         getrusage(RUSAGE_SELF, &ru0);
         rc = img_load_mem(b->d, b->n, "bomb", &img);
         getrusage(RUSAGE_SELF, &ru1);
+        if (rc)
+            ge_err_why(NULL); /* as the CLI would (DESIGN.md §9) */
         fprintf(stderr, "@%ld\n", ru1.ru_maxrss - ru0.ru_maxrss);
         _exit(rc == -1 ? 0 : 3);
     }

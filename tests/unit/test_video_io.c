@@ -79,7 +79,8 @@ static int count_tmp_files(void)
 }
 
 // ---------------------------------------------------------------------------
-// stderr capture (one message line checks)
+// stderr capture (one message line checks): what was printed, then the
+// line the CLI would print for the calling thread's error record
 
 static int err_saved = -1;
 
@@ -91,6 +92,7 @@ static void stderr_begin(void)
     fd = open(tpath("stderr.txt"), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     dup2(fd, 2);
     close(fd);
+    ge_why_clear();
 }
 
 static int stderr_end(char *buf, size_t n)
@@ -98,6 +100,8 @@ static int stderr_end(char *buf, size_t n)
     FILE *fp;
     size_t got = 0;
     int lines = 0;
+    if (ge_why()[0])
+        ge_err_why(NULL); /* what the call recorded, as the CLI prints it (DESIGN.md §9) */
     fflush(stderr);
     dup2(err_saved, 2);
     close(err_saved);
@@ -537,7 +541,6 @@ static void test_conversion(void)
     host_buf buf = {0};
     vid_conv conv = {0};
     ge_frame g;
-    const char *why = NULL;
     int ok;
 
     /* P010: 10 bits in the top of 16; shift 6, b = 10 */
@@ -549,7 +552,7 @@ static void test_conversion(void)
         for (int x = 0; x < 5; x++)
             ((uint16_t *)(f->data[0] + y * f->linesize[0]))[x] =
                 (uint16_t)(yval(x, y, 0, 10) << 6);
-    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 && g.shift == 6 &&
+    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 && g.shift == 6 &&
          g.bytes_per_sample == 2 && g.offset == 64;
     if (ok) {
         float grey[15];
@@ -581,7 +584,7 @@ static void test_conversion(void)
         f->height = 4;
         f->data[0] = plane + 3 * 8;
         f->linesize[0] = -8;
-        ok2 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+        ok2 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
               g.stride == 6 && !memcmp(buf.p, out, sizeof out);
         CHECK(ok2, "frame with negative linesize packed into the host_buf", " ");
         f->data[0] = NULL;
@@ -599,7 +602,7 @@ static void test_conversion(void)
             f->data[0][y * f->linesize[0] + 2 * x] = (uint8_t)(x * 40 + y);
             f->data[0][y * f->linesize[0] + 2 * x + 1] = 128;
         }
-    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+    ok = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
          g.channels == 1 && g.bytes_per_sample == 1 && g.offset == 16;
     for (int i = 0; i < 12 && ok; i++)
         ok = ((uint8_t *)buf.p)[i] == (uint8_t)((i % 6) * 40 + i / 6);
@@ -639,13 +642,13 @@ static void test_conversion(void)
         for (int y = 0; y < 2; y++)
             for (int x = 0; x < 4; x++)
                 f->data[0][y * f->linesize[0] + x] = (uint8_t)(y * 100 + x * 50);
-        ok3 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 && g.channels == 3;
+        ok3 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 && g.channels == 3;
         for (int i = 0; i < 8 && ok3; i++) {
             int idx = (i / 4) * 100 + (i % 4) * 50;
             const uint8_t *p = (const uint8_t *)buf.p + 3 * i;
             ok3 = p[0] == idx && p[1] == 255 - idx && p[2] == idx / 2;
         }
-        CHECK(ok3, "pal8 -> RGB24 through swscale, palette exact", "%s", why ? why : "");
+        CHECK(ok3, "pal8 -> RGB24 through swscale, palette exact", "%s", ok3 ? "" : ge_why());
         av_frame_unref(f);
     }
 
@@ -659,7 +662,7 @@ static void test_conversion(void)
             av_frame_get_buffer(f, 0);
             for (int y = 0; y < f->height; y++)
                 memset(f->data[0] + y * f->linesize[0], 77, (size_t)f->width * 3);
-            ok4 = vid_frame_to_ge(f, 0, &conv, &buf, &g, &why) == 0 &&
+            ok4 = vid_frame_to_ge(f, 0, &conv, &buf, &g) == 0 &&
                   g.width == f->width && g.height == f->height &&
                   ((uint8_t *)buf.p)[g.stride * (size_t)g.height - 1] == 77;
             av_frame_unref(f);
