@@ -283,7 +283,7 @@ static void check_edges(const char *cname, const nvj_pic *p, const unsigned char
 {
     const int w = p->width, h = p->height;
     const size_t n = (size_t)w * h;
-    ge_params prm = {1.0, GE_BORDER_REPLICATE, 1.0f, 0, 0, 0};
+    ge_params prm = {.sigma = 1.0, .border = GE_BORDER_REPLICATE, .scale = 1.0f};
     ge_taps taps;
     ge_frame df = {w, h, p->channels, 1, p->pitch, 0, 0, 1.0f, p->d_data};
     ge_frame hf = {w, h, p->channels, 1, (size_t)w * p->channels, 0, 0, 1.0f, host};
