@@ -303,8 +303,8 @@ static void test_values(void)
     GOOD(o.video_engines == 0, "-o", "d", "a");
     GOOD(o.video_engines == 8, "--video-engines", "8", "-o", "d", "a");
     GOOD(o.video_engines == 0, "--video-engines", "0", "-o", "d", "a");
-    BAD("--video-engines '9': expected 0 (auto) to 8", "--video-engines", "9", "-o", "d", "a");
-    BAD("--video-engines '-1': expected 0 (auto) to 8", "--video-engines", "-1", "-o", "d", "a");
+    BAD("--video-engines '17': expected 0 (auto) to 16", "--video-engines", "17", "-o", "d", "a");
+    BAD("--video-engines '-1': expected 0 (auto) to 16", "--video-engines", "-1", "-o", "d", "a");
     GOOD(o.mem_limit == 512ull << 20, "--mem-limit", "512M", "a", "b.png");
     GOOD(o.mem_limit == 2ull << 30, "--mem-limit", "2GiB", "a", "b.png");
     GOOD(o.mem_limit == 1048576, "--mem-limit", "1048576", "a", "b.png");
