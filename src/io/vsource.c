@@ -691,8 +691,7 @@ static int fit_sw_decoders(vsrc *s, const vs_scan *sc, int ndec)
     s->segs = NULL;
     s->nseg = 0;
     ndec = fit < 2 ? 1 : (int)fit;
-    /* and segments no longer than the decoders ahead can hold */
-    if (ndec >= 2 && cut(s, sc, ndec, (size_t)((double)VS_MEM_BUDGET / ((ndec - 1) * fb))))
+    if (ndec >= 2 && cut(s, sc, ndec, 0))
         ndec = 1;
     return ndec;
 }

@@ -179,7 +179,8 @@ for c in "${batch[@]}"; do
 done
 ge "$L/batch.log" -v --backend=gpu --hwdec=nvdec --format y4m -o "$T/bat" "${in[@]}"
 brc=$RC
-errs=$(grep -c '^gpuedge: .*bad.mp4' "$L/batch.log")
+# (-v's "engine N takes it" notes name it too: several engines a batch)
+errs=$(grep '^gpuedge: .*bad.mp4' "$L/batch.log" | grep -vc ': engine [0-9]* takes it')
 same=0
 for c in "${batch[@]}"; do
     [ "$c" = bad.mp4 ] && continue
