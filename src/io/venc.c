@@ -30,7 +30,7 @@ static int hand_why(venc_writer *w)
 {
     if (atomic_load(&w->why_ready) && !w->why_given) {
         w->why_given = 1;
-        ge_why_load(w->why);
+        ge_why_load(&w->why);
     }
     return -1;
 }
@@ -509,7 +509,6 @@ int venc_close(venc_writer **wp, int abandon)
         rc = 0; /* abandoning on purpose is not a failure of ours */
     if (rc)
         hand_why(w);
-    free(w->why);
     et_free(w);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);

@@ -127,7 +127,7 @@ struct venc_writer {
     /* What venc_error recorded, on whichever thread (an encoder thread's
      * record is its own): venc_put and venc_close hand it to their
      * caller's thread once (DESIGN.md §9).  why_ready publishes it. */
-    ge_why_rec *why;
+    ge_why_rec why;    /* written once: venc_error runs once a writer */
     _Atomic int why_ready;
     int why_given;
     ts_entry *ts;      /* durations of frames inside the encoder, by pts */

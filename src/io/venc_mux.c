@@ -32,10 +32,8 @@ void venc_error(venc_writer *w, const char *what, int err)
     }
     ge_fail_in(so_name(w->out), "cannot encode video: %s: %s", what,
                vid_err_str(err, eb, sizeof eb));
-    if ((w->why = malloc(sizeof *w->why))) {
-        ge_why_save(w->why);
-        atomic_store(&w->why_ready, 1);
-    }
+    ge_why_save(&w->why);
+    atomic_store(&w->why_ready, 1);
 }
 
 /* Allocates and opens one encoder with the writer's settings.  Called once,
