@@ -184,26 +184,6 @@ int ge_fail_in(const char *file, const char *fmt, ...)
     return r;
 }
 
-int ge_fail_keep(const char *fmt, ...)
-{
-    char old[sizeof t_why.text];
-    size_t n;
-    va_list ap;
-    int saved = errno;
-    char text[sizeof t_why.text];
-    memcpy(old, t_why.text, sizeof old);
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    n = strlen(text);
-    if (old[0])
-        snprintf(text + n, sizeof text - n, ": %s", old);
-    memcpy(t_why.text, text, sizeof text);
-    t_why_new = 1;
-    errno = saved;
-    return -1;
-}
-
 const char *ge_why(void)
 {
     return t_why.text;

@@ -43,8 +43,6 @@ int ge_fail_code(int code, const char *fmt, ...) __attribute__((format(printf, 2
  * files failed and its caller does not (the engine's jobs, an output's
  * kept partial); returns -1. */
 int ge_fail_in(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Adds context in front of the record: "fmt: <record>"; returns -1. */
-int ge_fail_keep(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The record's text ("" when nothing failed since ge_why_clear), and
  * the file it names (NULL: the caller's). */
 const char *ge_why(void);
