@@ -346,6 +346,34 @@ static int drain_packets(venc_writer *w)
     }
 }
 
+/* The pts and duration a frame is written with (venc_put's rules): Y4M
+ * counts frames; elsewhere a missing or non-increasing pts continues from
+ * the previous frame, and an unknown duration is the last interval or
+ * 1/fps. */
+static void fix_ts(const venc_writer *w, int64_t *ptsp, int64_t *durp)
+{
+    int64_t pts = *ptsp, duration = *durp;
+    if (w->kind == VENC_Y4M) {
+        pts = w->nput; /* one 1/fps tick a frame */
+        duration = 1;
+    } else {
+        if (pts == AV_NOPTS_VALUE ||
+            (w->last_pts != AV_NOPTS_VALUE && pts <= w->last_pts))
+            pts = w->last_pts == AV_NOPTS_VALUE
+                      ? 0 : w->last_pts + (w->last_dur > 0 ? w->last_dur : 1);
+        if (duration <= 0) {
+            if (w->last_pts != AV_NOPTS_VALUE)
+                duration = pts - w->last_pts;
+            else
+                duration = av_rescale_q(1, av_inv_q(w->fps), w->tb);
+            if (duration <= 0)
+                duration = 1;
+        }
+    }
+    *ptsp = pts;
+    *durp = duration;
+}
+
 static int put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                      int pitch, int64_t pts, int64_t duration)
 {
@@ -405,23 +433,7 @@ static int put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                 memset(f->data[p] + (ptrdiff_t)y * f->linesize[p], 128,
                        (size_t)(w->cw + 1) / 2);
 
-    if (w->kind == VENC_Y4M) {
-        pts = w->nput; /* one 1/fps tick a frame */
-        duration = 1;
-    } else {
-        if (pts == AV_NOPTS_VALUE ||
-            (w->last_pts != AV_NOPTS_VALUE && pts <= w->last_pts))
-            pts = w->last_pts == AV_NOPTS_VALUE
-                      ? 0 : w->last_pts + (w->last_dur > 0 ? w->last_dur : 1);
-        if (duration <= 0) {
-            if (w->last_pts != AV_NOPTS_VALUE)
-                duration = pts - w->last_pts;
-            else
-                duration = av_rescale_q(1, av_inv_q(w->fps), w->tb);
-            if (duration <= 0)
-                duration = 1;
-        }
-    }
+    fix_ts(w, &pts, &duration);
     if (!w->et && ts_push(w, pts, duration)) {
         venc_error(w, "allocating", AVERROR(ENOMEM));
         return -1;
@@ -449,6 +461,83 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
     if (put_sized(w, edge, width, height, pitch, pts, duration) == 0)
         return 0;
     return w ? hand_why(w) : -1;
+}
+
+/* A packet coded elsewhere with the writer's own codes goes through the
+ * encoder threads' ring like a frame (the slot marked coded: the thread
+ * that takes it only passes it to the muxer), so it is muxed in order
+ * among the frames coded here. */
+static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
+                     int64_t duration)
+{
+    enc_slot *slot;
+    double t0;
+    int ret;
+    if (w->failed)
+        return -1;
+    if (sig_stop) {
+        w->failed = 1;
+        return -1;
+    }
+    if (!(slot = et_slot(w)))
+        return -1;
+    t0 = ge_now();
+    if ((ret = av_new_packet(slot->pkt, (int)n)) < 0) {
+        venc_error(w, "allocating a packet", ret);
+        return -1;
+    }
+    memcpy(slot->pkt->data, data, n);
+    fix_ts(w, &pts, &duration);
+    slot->pkt->pts = slot->pkt->dts = pts;
+    slot->pkt->flags |= AV_PKT_FLAG_KEY;
+    slot->coded = 1;
+    et_submit(w->et, slot, duration, ge_now() - t0);
+    w->last_pts = pts;
+    w->last_dur = duration;
+    w->nput++;
+    return 0;
+}
+
+int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
+                   int width, int height, int64_t pts, int64_t duration)
+{
+    if (!w || !w->et || !w->hfyu || width != w->w || height != w->h || !data ||
+        n > (size_t)INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE ||
+        memcmp(codes, w->hfyu->cl, sizeof w->hfyu->cl))
+        return 1;
+    if (put_coded(w, data, n, pts, duration) == 0)
+        return 0;
+    return hand_why(w);
+}
+
+int venc_ffvhuff_codes(uint32_t cl[256])
+{
+    const AVCodec *codec = avcodec_find_encoder_by_name("ffvhuff");
+    AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
+    AVDictionary *d = NULL;
+    hfyu_tab t;
+    int ret = -1;
+    if (!enc)
+        return ge_fail("no ffvhuff encoder");
+    /* enc_open's settings for FFVHuff (the tables follow them, not the size) */
+    enc->width = 16;
+    enc->height = 16;
+    enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    enc->time_base = (AVRational){1, 25};
+    enc->flags |= AV_CODEC_FLAG_BITEXACT | AV_CODEC_FLAG_GLOBAL_HEADER;
+    enc->thread_count = 1;
+    av_dict_set(&d, "pred", "median", 0);
+    av_dict_set(&d, "context", "0", 0);
+    if (avcodec_open2(enc, codec, &d) >= 0 &&
+        hfyu_parse(enc->extradata, enc->extradata_size, &t) == 0) {
+        memcpy(cl, t.cl, sizeof t.cl);
+        ret = 0;
+    } else {
+        ge_fail("cannot open the ffvhuff encoder");
+    }
+    av_dict_free(&d);
+    avcodec_free_context(&enc);
+    return ret;
 }
 
 int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,

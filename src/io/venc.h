@@ -126,6 +126,18 @@ int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
 int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                    int pitch, int64_t pts, int64_t duration);
 
+/* A frame already coded as FFVHuff (the GPU's hfyu_gpu: the bytes
+ * hfyu_enc.c writes) with `codes` (256 entries, code << 5 | length): the
+ * packet is copied and muxed in order.  Taken only by a frame-parallel
+ * FFVHuff writer coding gray8 itself with exactly these codes, for a frame
+ * of the writer's size; otherwise 1 (nothing done: put the frame's pixels
+ * with venc_put_sized).  0 taken, -1 as venc_put. */
+int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
+                   int width, int height, int64_t pts, int64_t duration);
+/* The codes an FFVHuff .mkv writer codes gray8 edge maps with (its fixed
+ * tables), into cl as venc_put_coded takes them.  0, or -1 (recorded). */
+int venc_ffvhuff_codes(uint32_t cl[256]);
+
 /* Finishes: flushes the encoder (no frame is lost), writes the trailer and
  * checks every write (pb->error, the close).  abandon: frees without
  * finishing.  Returns 0, or -1 (then so_abort the file).  NULL-safe. */

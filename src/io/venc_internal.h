@@ -65,6 +65,7 @@ typedef struct enc_slot {
     int64_t dur; /* the frame's duration (the packet's: intra, one a frame) */
     int err;     /* 0, or the AVERROR its encoder failed with */
     int done;    /* coded (or failed): the token holder may mux it */
+    int coded;   /* pkt came coded (venc_put_coded): nothing to code */
 } enc_slot;
 
 struct enc_threads;
@@ -90,6 +91,7 @@ typedef struct enc_threads {
     int n, nslots;
     long put, take; /* frames queued, frames taken by threads (under mu) */
     long muxed;     /* frames muxed (under mu) */
+    long coded;     /* of the frames queued, those that came coded (under mu) */
     int muxing;     /* a thread holds the muxing token (under mu) */
     int quit;       /* no more frames: threads exit once nothing is queued */
     int stop;       /* abandoning or failed: threads skip what is queued */

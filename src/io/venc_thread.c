@@ -158,6 +158,7 @@ static void et_mux_ready(enc_threads *p)
         }
         av_packet_unref(s->pkt);
         av_frame_unref(s->frame);
+        s->coded = 0;
         pthread_mutex_lock(&p->mu);
         p->t_mux += ge_now() - t0;
         p->muxed++;
@@ -187,7 +188,7 @@ static void *et_main(void *arg)
         /* an interrupted or failed run muxes nothing more: skip, do not
          * code (the slot still passes through the muxer, which frees it) */
         double t0 = ge_now();
-        err = skip || sig_stop ? AVERROR_EXIT : et_code(p->w->hfyu, l, s);
+        err = skip || sig_stop ? AVERROR_EXIT : s->coded ? 0 : et_code(p->w->hfyu, l, s);
         t0 = ge_now() - t0;
         pthread_mutex_lock(&p->mu);
         p->t_code += t0;
@@ -316,6 +317,7 @@ void et_submit(enc_threads *p, enc_slot *s, int64_t dur, double t_copy)
     pthread_mutex_lock(&p->mu);
     s->dur = dur;
     p->t_copy += t_copy;
+    p->coded += s->coded;
     p->put++;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
@@ -342,10 +344,10 @@ int et_finish(venc_writer *w, int abandon)
             p->t[i].running = 0;
         }
     if (ge_trace("venc"))
-        fprintf(stderr, "gpuedge: venc trace: %ld frames, %d encoder threads: caller copying %.1f ms, "
-                "waiting for a slot %.1f ms; muxing %.1f ms; coding %.1f ms (threads summed, "
-                "%d slots)\n", p->muxed, p->n, p->t_copy * 1e3, p->t_wait * 1e3,
-                p->t_mux * 1e3, p->t_code * 1e3, p->nslots);
+        fprintf(stderr, "gpuedge: venc trace: %ld frames (%ld coded on the GPU), %d encoder "
+                "threads: caller copying %.1f ms, waiting for a slot %.1f ms; muxing %.1f ms; "
+                "coding %.1f ms (threads summed, %d slots)\n", p->muxed, p->coded, p->n,
+                p->t_copy * 1e3, p->t_wait * 1e3, p->t_mux * 1e3, p->t_code * 1e3, p->nslots);
     for (int i = 0; i < p->n && !abandon && !w->failed; i++) {
         int ret = avcodec_send_frame(p->t[i].enc, NULL);
         if (ret >= 0) {

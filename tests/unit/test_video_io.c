@@ -1169,6 +1169,68 @@ static void test_mkv_parallel(void)
     }
 }
 
+/* venc_put_coded (packets coded elsewhere, as the GPU does: here by
+ * hfyu_code with venc_ffvhuff_codes' codes) writes the very file venc_put
+ * writes, mixed with pixel frames in any order; it declines (1) frames it
+ * cannot take: other codes, another size, a writer that codes with
+ * libavcodec (one thread), another codec. */
+static void test_put_coded(void)
+{
+    const int w = 97, h = 31, n = 9;
+    const AVRational tb = {1, 1000}, fps = {25, 1};
+    uint32_t cl[256], other[256];
+    hfyu_tab t;
+    uint8_t e[97 * 31], *pkt;
+    venc_opts vo = {.threads = 3};
+    int ok = venc_ffvhuff_codes(cl) == 0, took = 0, declined = 0;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 256 && ok; i++) {
+        t.cl[i] = cl[i];
+        t.code[i] = cl[i] >> 5;
+        t.len[i] = (uint8_t)(cl[i] & 31);
+        t.max_len = t.len[i] > t.max_len ? t.len[i] : t.max_len;
+    }
+    pkt = malloc(hfyu_max_bytes(&t, w, h));
+    ok = ok && pkt && write_edges(tpath("px.mkv"), "mkv", w, h, n, tb, fps, NULL, NULL, &vo) == 0;
+    for (int mode = 0; mode < 4 && ok; mode++) {
+        /* 0: FFVHuff frame-parallel; 1: one thread; 2: FFV1; 3: wrong codes */
+        venc_opts o = {.threads = mode == 1 ? 1 : 3, .codec = mode == 2 ? "ffv1" : NULL};
+        so_file *out = NULL;
+        venc_writer *wr = NULL;
+        so_opts so = {1, 0};
+        int rc = 0;
+        memcpy(other, cl, sizeof other);
+        other[0] ^= 1u << 5;
+        ok = so_open(&out, tpath("coded.mkv"), &so, NULL, 0) == 0 &&
+             venc_open(out, "mkv", w, h, tb, fps, &o, &wr) == 0;
+        for (int i = 0; i < n && ok && !rc; i++) {
+            size_t k;
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    e[y * w + x] = edge_val(x, y, i);
+            k = hfyu_code(&t, e, w, w, h, pkt);
+            /* every third frame as pixels; one of another size declined */
+            int tried = i % 3 != 2;
+            rc = tried ? venc_put_coded(wr, pkt, k, mode == 3 ? other : cl, w, h, i, 0) : 1;
+            if (i == 4 && venc_put_coded(wr, pkt, k, cl, w - 1, h, i, 0) != 1)
+                ok = 0;
+            took += tried && rc == 0;
+            declined += tried && rc == 1;
+            if (rc == 1)
+                rc = venc_put(wr, e, w, i, 0);
+        }
+        ok = ok && !rc && venc_close(&wr, 0) == 0 && so_commit(&out) == 0;
+        if (!ok)
+            so_abort(&out);
+        if (ok && mode != 2)
+            ok = same_bytes(tpath("px.mkv"), tpath("coded.mkv"));
+    }
+    free(pkt);
+    CHECK(ok && took == 6 && declined == 18,
+          "venc_put_coded: GPU-style packets make venc_put's file; declined where not FFVHuff's own",
+          "ok %d, taken %d (6), declined %d (18)", ok, took, declined);
+}
+
 /* A source whose size changes: the video keeps its first size. */
 static void test_size_change(void)
 {
@@ -1507,6 +1569,7 @@ int main(void)
     test_mkv_parallel();
     test_mkv_lane_rule();
     test_hfyu();
+    test_put_coded();
     test_size_change();
     test_y4m();
     test_stdin();
