@@ -105,6 +105,10 @@ typedef struct sink_frame {
     const uint64_t *hist;
     int on_device; /* the frame was decoded on the GPU (NVDEC): its decoder
                       leaves the cores to the sink's encoders */
+    const uint8_t *coded;   /* the edge map as an FFVHuff packet coded on the
+                               GPU with `codes` (pipe_opts.hfyu), or NULL */
+    size_t coded_bytes;
+    const uint32_t *codes;
 } sink_frame;
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a

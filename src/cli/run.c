@@ -58,6 +58,15 @@ static int engine_opts(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk
     po->mem_limit = (size_t)o->mem_limit;
     po->job_name = job_name_cb;
     po->job_ctx = c;
+    /* .mkv frames coded on the GPU: the writers' codes (without them the
+     * cores code, the same bytes) */
+    po->code_job = code_job_cb;
+    for (int i = 0; i < c->njobs; i++)
+        if (code_job_cb(c, i)) {
+            po->hfyu = venc_ffvhuff_codes(c->sh->hfyu) == 0 ? c->sh->hfyu : NULL;
+            ge_why_clear();
+            break;
+        }
     po->report = o->report ? rep : NULL;
     po->check = chk;
     po->stop = &sig_stop; /* the engine stops where a signal asks (DESIGN.md §6) */

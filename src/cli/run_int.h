@@ -78,6 +78,7 @@ typedef struct run_shared {
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
     int fail_lane, fail_nth; /* the failing-engine test hook (hooks.c); -1 none */
+    uint32_t hfyu[256];   /* the FFVHuff codes the GPU codes .mkv frames with */
 } run_shared;
 
 typedef struct run_ctx {
@@ -147,6 +148,7 @@ typedef struct run_start {
  * early_open), which src_media.c serves first. */
 int plan_jobs(run_ctx *c);
 const char *job_name_cb(void *ctx, int j);
+int code_job_cb(void *ctx, int j);
 void jobs_free(run_ctx *c);
 void lane_claim(run_ctx *c, int ji);
 

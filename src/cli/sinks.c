@@ -300,8 +300,13 @@ static void put_video(run_ctx *c, job *j, const sink_frame *fr)
         }
     }
     ge_why_clear();
-    if (venc_put_sized(c->enc, fr->edge, fr->width, fr->height, fr->width, ts,
-                       fr->duration) == 0) {
+    /* the packet the GPU coded, when the writer takes it; else the pixels */
+    int r = fr->coded ? venc_put_coded(c->enc, fr->coded, fr->coded_bytes, fr->codes,
+                                       fr->width, fr->height, ts, fr->duration)
+                      : 1;
+    if (r == 1)
+        r = venc_put_sized(c->enc, fr->edge, fr->width, fr->height, fr->width, ts, fr->duration);
+    if (r == 0) {
         j->frames++;
     } else {
         ge_err_pending(j->output); /* (a write error: at the abort) */

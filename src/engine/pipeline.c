@@ -120,56 +120,11 @@ static const char *job_name(const pipe_opts *o, int job)
 #include <cuda_runtime_api.h>
 
 #define GE_CUDA_RECORD /* CUDA failures are recorded, not printed (DESIGN.md §9) */
+#include "coded.h"
 #include "cuda_check.h"
 #include "fused.h"
 #include "kernels.h"
-
-/* ------------------------------------------------------------------------ */
-/* a small blocking queue of pointers                                        */
-
-#define QCAP 16 /* > PIPE_MAX_SLOTS + 1 */
-typedef struct queue {
-    void *item[QCAP];
-    int head, count;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} queue;
-
-static void q_init(queue *q)
-{
-    memset(q, 0, sizeof *q);
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv, NULL);
-}
-
-static void q_destroy(queue *q)
-{
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->cv);
-}
-
-/* Never full: every queue holds at most the slots plus one NULL marker. */
-static void q_push(queue *q, void *p)
-{
-    pthread_mutex_lock(&q->mu);
-    q->item[(q->head + q->count) % QCAP] = p;
-    q->count++;
-    pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
-}
-
-static void *q_pop(queue *q)
-{
-    void *p;
-    pthread_mutex_lock(&q->mu);
-    while (q->count == 0)
-        pthread_cond_wait(&q->cv, &q->mu);
-    p = q->item[q->head];
-    q->head = (q->head + 1) % QCAP;
-    q->count--;
-    pthread_mutex_unlock(&q->mu);
-    return p;
-}
+#include "ptrq.h"
 
 /* ------------------------------------------------------------------------ */
 /* GPU engine                                                                */
@@ -196,6 +151,7 @@ typedef struct out_slot {
     uint8_t *d_edge;
     size_t d_edge_cap;
     unsigned long long *d_hist;
+    pipe_coded code;       /* the edge map coded for a .mkv writer */
     cudaEvent_t ev[EV_N];
     cudaEvent_t s_done[2]; /* strips: edge rows of half k written */
     cudaEvent_t s_dl[2];   /* strips: edge rows of half k downloaded */
@@ -396,6 +352,8 @@ static void *writer_thread(void *arg)
                 .edge = s->h_edge.p, .hist = s->h_hist,
                 .on_device = f_on_device(s),
             };
+            if ((sf.coded = coded_packet(&s->code, &sf.coded_bytes)))
+                sf.codes = o->hfyu;
             double wms = 0, t2 = tnow(e);
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
                 eng_fail_reported(e);
@@ -622,6 +580,7 @@ static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
     CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
     CUDA_TRY(cudaMemcpyAsync(o->h_hist, o->d_hist, GE_HIST_BINS * sizeof *o->h_hist,
                              cudaMemcpyDeviceToHost, e->dl));
+    o->code.on = 0; /* strips: no packet, the pixels go out */
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
     s->used = 1;
 end:
@@ -832,6 +791,11 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     CUDA_TRY(cudaMemcpyAsync(o->h_edge.p, o->d_edge, npx, cudaMemcpyDeviceToHost, e->dl));
     CUDA_TRY(cudaMemcpyAsync(o->h_hist, o->d_hist, GE_HIST_BINS * sizeof *o->h_hist,
                              cudaMemcpyDeviceToHost, e->dl));
+    /* a .mkv writer's frame: its FFVHuff packet too (not with --mem-limit) */
+    o->code.on = 0;
+    if (opt->hfyu && !dev_exact(e) && opt->code_job(opt->job_ctx, o->fr.job) &&
+        coded_enqueue(&o->code, o->d_edge, w, h, opt->hfyu, e->comp, e->dl, name))
+        return -1;
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
     s->used = 1;
 end:
@@ -925,6 +889,7 @@ static void engine_free(gpu_engine *e)
         if (s->h_hist) CUDA_QUIET(cudaFreeHost(s->h_hist));
         if (s->d_edge) CUDA_QUIET(cudaFree(s->d_edge));
         if (s->d_hist) CUDA_QUIET(cudaFree(s->d_hist));
+        coded_free(&s->code);
         for (int k = 0; k < EV_N; k++)
             if (s->ev[k]) CUDA_QUIET(cudaEventDestroy(s->ev[k]));
         for (int k = 0; k < 2; k++) {

@@ -39,6 +39,12 @@ typedef struct pipe_opts {
     const volatile int *stop; /* raised by the caller to stop (a signal,
                              DESIGN.md §6); NULL: never */
     chk_stats *check;     /* required when cpu_ref_every > 0 */
+    const uint32_t *hfyu; /* GPU: the 256 FFVHuff codes of the .mkv
+                             writers (venc_ffvhuff_codes), for frames of the
+                             jobs code_job says 1 to: each such frame also
+                             comes to the sink as a packet coded on the GPU
+                             (sink_frame.coded); NULL: none */
+    int (*code_job)(void *ctx, int job); /* called with job_ctx */
     ge_ctx *ctx;          /* the libgpuedge context (api.h) every frame's
                              compute goes through, made for the engine's
                              backend from params; NULL: the engine makes
