@@ -328,8 +328,11 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     l->po.report = o->report ? &l->lrep : NULL;
     l->po.check = &l->lchk;
     /* the engines share the cores: decoders, encoders and the CPU
-     * backend's bands (the bytes do not depend on it) */
+     * backend's bands, and the memory for a long file's frames decoded
+     * ahead (each may decode one in segments at once; the bytes do not
+     * depend on either) */
     l->threads = share > 0 ? share : 1;
+    l->mem_budget = vsrc_host_budget(vsrc_phys_bytes(), c->sh->nlanes);
     if (!use_gpu)
         l->po.threads = l->threads;
     l->rep = l->po.report;

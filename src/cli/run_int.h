@@ -116,6 +116,9 @@ typedef struct run_ctx {
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
     int threads;        /* its decoders' and encoders' threads (0: every
                            core; several engines: their share) */
+    size_t mem_budget;  /* host bytes its video's segments may decode ahead
+                           (0: one engine, vsource's default; several
+                           engines: their share, vsrc_host_budget) */
     /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
      * (decode thread) and handed to the engine as device frames */
     nvj_dec *nvj;

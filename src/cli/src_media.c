@@ -111,7 +111,8 @@ static int lane_fail_now(run_ctx *c)
  * `device` (media_next, early_open, early_to_software). */
 vid_opts video_opts(const cli_opts *o, int hwdec, int device)
 {
-    vid_opts vo = {o->start, o->frames, o->rgb, o->threads, 0, 0};
+    vid_opts vo = {.start = o->start, .max_frames = o->frames, .rgb = o->rgb,
+                   .threads = o->threads};
     vo.hwdec = hwdec;
     vo.device = device;
     return vo;
@@ -193,6 +194,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
          * this engine's device (NVDEC sessions spread over the devices) */
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE, c->device);
         vo.threads = c->threads;
+        vo.mem_budget = c->mem_budget;
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             ge_err_why(j->input);

@@ -82,7 +82,7 @@ static int early_source(run_ctx *c, job *j, int ji, const gpu_probe_job *probe, 
             return 1;
         }
     } else if (!gpu_probe_done(probe)) {
-        vid_opts vo = {0, -1, o->rgb, 1, 0, 0};
+        vid_opts vo = {.start = 0, .max_frames = -1, .rgb = o->rgb, .threads = 1};
         vid_reader *hdr = NULL;
         if (vid_open(j->input, &vo, &hdr) == 0) {
             vid_get_info(hdr, vi);

@@ -44,6 +44,9 @@ typedef struct vid_opts {
                         where the hwaccel gives up (at open or mid-file),
                         software (a notice under -v). */
     int device;      /* CUDA device for NVDEC */
+    size_t mem_budget; /* vsrc_*: host bytes of frames its segments may
+                          hold decoded ahead; 0 = vsrc_host_budget's for
+                          one engine (vsource.h) */
 } vid_opts;
 
 typedef struct vid_reader vid_reader;

@@ -49,9 +49,18 @@
 #define VS_SEGS_PER_DECODER 4
 /* Frames decoded ahead of their turn, all segments together (the segment
  * being handed on may always hold VS_HEAD_QUEUE more: it decodes on when
- * the budget is spent by the segments after it). */
-#define VS_MEM_BUDGET ((size_t)1 << 30)
+ * the budget is spent by the segments after it): vid_opts.mem_budget, by
+ * default vsrc_host_budget's, a 1/VS_HOST_RAM_SHARE of physical memory
+ * within VS_HOST_BUDGET_MIN..MAX (a quarter of it at most), shared by the
+ * engines that decode videos at once, VS_HOST_ENGINE_MIN each at least.
+ * 16 single-thread decoders of 1080p segments of 125 frames need about
+ * 4 GB; 1 GiB kept 5 of them busy (BENCHMARKS.md "Constants chosen by
+ * measurement"). */
 #define VS_HEAD_QUEUE 4
+#define VS_HOST_RAM_SHARE 16
+#define VS_HOST_BUDGET_MIN ((size_t)1 << 30)
+#define VS_HOST_BUDGET_MAX ((size_t)8 << 30)
+#define VS_HOST_ENGINE_MIN ((size_t)256 << 20)
 
 /* NVDEC (the reader vid_open gives decodes on NVDEC: vid_hwdec_active):
  * VS_HW_DECODERS sessions at most (one an NVDEC engine of the largest GPUs), each
@@ -116,6 +125,7 @@ struct vsrc {
     int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
+    size_t mem_budget;  /* host bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_TRACE=vsrc) */
     int trace;
 
@@ -451,7 +461,7 @@ static int may_decode(const vsrc *s, int i)
         return 1;
     /* the next frame may be either kind (NVDEC falls back to software
      * per stream): both budgets */
-    return s->buffered < VS_MEM_BUDGET && s->dev_buffered < s->dev_budget;
+    return s->buffered < s->mem_budget && s->dev_buffered < s->dev_budget;
 }
 
 static void close_reader(vsrc *s, vid_reader **r)
@@ -672,8 +682,33 @@ size_t vsrc_dev_budget(size_t free_bytes)
     return b > ((size_t)64 << 20) ? b : (size_t)64 << 20;
 }
 
+size_t vsrc_host_budget(size_t phys_bytes, int engines)
+{
+    size_t b = phys_bytes / VS_HOST_RAM_SHARE, each;
+    if (phys_bytes == 0)
+        b = VS_HOST_BUDGET_MIN; /* unknown: the minimum */
+    else if (b < VS_HOST_BUDGET_MIN)
+        b = phys_bytes / 4 < VS_HOST_BUDGET_MIN ? phys_bytes / 4 : VS_HOST_BUDGET_MIN;
+    if (b > VS_HOST_BUDGET_MAX)
+        b = VS_HOST_BUDGET_MAX;
+    if (engines <= 1)
+        return b;
+    each = b / (size_t)engines;
+    if (each < VS_HOST_ENGINE_MIN)
+        each = b < VS_HOST_ENGINE_MIN ? b : VS_HOST_ENGINE_MIN;
+    return each;
+}
+
+size_t vsrc_phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || psz <= 0)
+        return 0;
+    return (size_t)pages * (size_t)psz;
+}
+
 /* Software segments decode ahead into host memory: the decoders past the
- * segment being handed on stop when VS_MEM_BUDGET is spent, so a file cut
+ * segment being handed on stop when s->mem_budget is spent, so a file cut
  * into long segments (keyframes far apart) keeps only about 1 + budget /
  * segment bytes of them busy; the rest would wait.  Then fewer decoders,
  * each with more frame threads, and the segments cut again for them.
@@ -684,7 +719,7 @@ static int fit_sw_decoders(vsrc *s, const vs_scan *sc, int ndec)
     double seg = (double)sc->limit / s->nseg, fit;
     if (fb <= 0 || seg <= 0)
         return ndec;
-    fit = 1 + (double)VS_MEM_BUDGET / (seg * fb);
+    fit = 1 + (double)s->mem_budget / (seg * fb);
     if (fit >= ndec)
         return ndec;
     free(s->segs);
@@ -750,6 +785,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->dev_budget = VS_DEV_BUDGET_MIN;
+    s->mem_budget = o->mem_budget > 0 ? o->mem_budget : vsrc_host_budget(vsrc_phys_bytes(), 1);
     /* --hwdec=auto and nvdec: a file that can be opened again opens in
      * software first, for the scan below (which needs no device): auto's
      * rule (vsrc_auto_nvdec) reads it, and only then does NVDEC open the
@@ -855,8 +891,10 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
             return -1;
         }
         if (ge_verbose)
-            ge_note("%s: %d segments on %d %sdecoders of %d thread%s", path, s->nseg, s->nth,
-                    s->hw ? "NVDEC " : "", s->dec_threads, s->dec_threads == 1 ? "" : "s");
+            ge_note("%s: %d segments on %d %sdecoders of %d thread%s, at most %zu MiB decoded "
+                    "ahead%s", path, s->nseg, s->nth, s->hw ? "NVDEC " : "", s->dec_threads,
+                    s->dec_threads == 1 ? "" : "s",
+                    (s->hw ? s->dev_budget : s->mem_budget) >> 20, s->hw ? " on the device" : "");
     }
     *out = s;
     return 0;

@@ -16,8 +16,9 @@
  * stream with a pts, no two equal, and keyframes far enough apart to give
  * at least two segments of VS_MIN_SEG frames.  Anything else: one
  * vid_reader, exactly as before (vsrc_* then pass straight through).
- * Decoded frames wait for their turn in memory, at most VS_MEM_BUDGET
- * bytes of them (the segment being handed on always proceeds).
+ * Decoded frames wait for their turn in memory, at most vid_opts.mem_budget
+ * bytes of them (0: vsrc_host_budget's for one engine; the segment being
+ * handed on always proceeds).
  */
 #ifndef GPUEDGE_VSOURCE_H
 #define GPUEDGE_VSOURCE_H
@@ -56,6 +57,14 @@ double vsrc_info_gpx(const vid_info *vi);
  * `free_bytes` free (vsource.c: an eighth, from 2 GiB or a quarter of what
  * is free if less, to 8 GiB; 64 MiB at least). */
 size_t vsrc_dev_budget(size_t free_bytes);
+/* Host bytes a source's software segments may hold decoded ahead, on a
+ * machine of `phys_bytes` of memory (0: unknown) where `engines` sources
+ * decode at once (vsource.c: a sixteenth of it, from 1 GiB or a quarter
+ * of it if less, to 8 GiB; 1 GiB when unknown; that divided by the
+ * engines, 256 MiB each at least, never more than one source's). */
+size_t vsrc_host_budget(size_t phys_bytes, int engines);
+/* This machine's physical memory in bytes (0: unknown). */
+size_t vsrc_phys_bytes(void);
 /* Segments planned (1: not segmented). */
 int vsrc_segments(const vsrc *s);
 /* Frames the segment being handed on holds decoded ahead (0 when not

@@ -113,7 +113,26 @@ done
 rm -f ref.mkv seg.mkv
 check "damaged H.264: segments, then one decoder: the bytes of --threads 1" "$why"
 
-# the last frame: every frame of the input, the last timestamp kept
+# engines that decode videos at once share the memory for frames decoded
+# ahead (vsrc_host_budget): with 2 engines each file gets half of what one
+# engine's gets (256 MiB at least), and the bytes stay the same
+budget() { sed -n 's/.* segments on .*, at most \([0-9]*\) MiB decoded ahead$/\1/p' "$ERR" | sort -u; }
+mkdir vin && cp closed.mp4 vin/a.mp4 && cp closed.mp4 vin/b.mp4
+why=
+ge $G -v --threads 4 closed.mp4 one.mkv
+[ "$RC" -eq 0 ] || add "one engine: exit $RC"
+one=$(budget)
+ge $G -v --threads 8 --video-engines 2 -o vout vin
+[ "$RC" -eq 0 ] || add "2 engines: exit $RC"
+grep -q "^gpuedge: 2 engines" "$ERR" || add "not 2 engines"
+two=$(budget)
+want=$((${one:-0} / 2))
+[ "$want" -lt 256 ] && want=$((${one:-0} < 256 ? ${one:-0} : 256))
+[ -n "$one" ] && [ "$two" = "$want" ] || add "2 engines: '$two' MiB each, one engine '$one' (want $want)"
+cmp -s one.mkv vout/a.mkv && cmp -s one.mkv vout/b.mkv || add "other bytes"
+rm -rf vin vout one.mkv
+check "2 engines: each decodes ahead within its share ($two of $one MiB), the same bytes" "$why"
+
 ge $G -q --threads 4 vfr.mkv all.mkv
 why=
 [ "$RC" -eq 0 ] || add "exit $RC"

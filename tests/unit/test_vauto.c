@@ -227,6 +227,29 @@ int main(void)
         CHECK(vsrc_dev_budget(100 * M) == 64 * M && vsrc_dev_budget(0) == 64 * M,
               "vauto: budget, almost nothing free (or unknown): 64 MiB", "other");
     }
+    /* Software segments' host budget (vsrc_host_budget): a sixteenth of
+     * RAM within [1, 8] GiB, a quarter of a small RAM at most; shared by
+     * the engines, 256 MiB each at least (never more than one source's) */
+    {
+        const size_t G = (size_t)1 << 30, M = (size_t)1 << 20;
+        CHECK(vsrc_host_budget(128 * G, 1) == 8 * G, "vauto: host budget, 128 GiB RAM: 8 GiB", "other");
+        CHECK(vsrc_host_budget(24 * G, 1) == 3 * G / 2, "vauto: host budget, 24 GiB RAM: 1.5 GiB", "other");
+        CHECK(vsrc_host_budget(1024 * G, 1) == 8 * G, "vauto: host budget, 1 TiB RAM: 8 GiB (cap)", "other");
+        CHECK(vsrc_host_budget(16 * G, 1) == G && vsrc_host_budget(8 * G, 1) == G,
+              "vauto: host budget, 16 and 8 GiB RAM: 1 GiB (floor)", "other");
+        CHECK(vsrc_host_budget(2 * G, 1) == 512 * M, "vauto: host budget, 2 GiB RAM: a quarter", "other");
+        CHECK(vsrc_host_budget(0, 1) == G, "vauto: host budget, RAM unknown: 1 GiB", "other");
+        CHECK(vsrc_host_budget(128 * G, 4) == 2 * G && vsrc_host_budget(1024 * G, 16) == 512 * M,
+              "vauto: host budget, 128 GiB / 4 engines: 2 GiB; 1 TiB / 16: 512 MiB", "other");
+        CHECK(vsrc_host_budget(24 * G, 4) == 384 * M, "vauto: host budget, 24 GiB / 4 engines: 384 MiB",
+              "other");
+        CHECK(vsrc_host_budget(24 * G, 8) == 256 * M && vsrc_host_budget(2 * G, 4) == 256 * M,
+              "vauto: host budget, many engines: 256 MiB each at least", "other");
+        CHECK(vsrc_host_budget(512 * M, 4) == 128 * M,
+              "vauto: host budget, 512 MiB RAM / 4 engines: no more than one source's", "other");
+        CHECK(vsrc_host_budget(128 * G, 0) == 8 * G, "vauto: host budget, 0 engines: as one", "other");
+        CHECK(vsrc_phys_bytes() > 0, "vauto: this machine's RAM is known", "unknown");
+    }
     test_open();
     CHECK_EXIT();
 }
