@@ -142,6 +142,9 @@ static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
         if (hfyu_parse(wr->enc->extradata, wr->enc->extradata_size, wr->hfyu)) {
             free(wr->hfyu);
             wr->hfyu = NULL;
+        } else if (!(wr->pkt_pool = av_buffer_pool_init(
+                         (size_t)w * h + AV_INPUT_BUFFER_PADDING_SIZE, NULL))) {
+            return AVERROR(ENOMEM);
         }
     }
     return 0;
@@ -482,14 +485,11 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
     if (!(slot = et_slot(w)))
         return -1;
     t0 = ge_now();
-    if ((ret = av_new_packet(slot->pkt, (int)n)) < 0) {
+    fix_ts(w, &pts, &duration);
+    if ((ret = pkt_fill(w, slot->pkt, data, n, pts)) < 0) {
         venc_error(w, "allocating a packet", ret);
         return -1;
     }
-    memcpy(slot->pkt->data, data, n);
-    fix_ts(w, &pts, &duration);
-    slot->pkt->pts = slot->pkt->dts = pts;
-    slot->pkt->flags |= AV_PKT_FLAG_KEY;
     slot->coded = 1;
     et_submit(w->et, slot, duration, ge_now() - t0);
     w->last_pts = pts;
@@ -604,6 +604,7 @@ int venc_close(venc_writer **wp, int abandon)
     av_frame_free(&w->frame);
     av_packet_free(&w->pkt);
     av_buffer_pool_uninit(&w->pool);
+    av_buffer_pool_uninit(&w->pkt_pool);
     free(w->hfyu);
     free(w->ts);
     free(w);

@@ -116,6 +116,7 @@ struct venc_writer {
     enc_threads *et;    /* mkv, frame-parallel; NULL: coded in venc_put */
     hfyu_tab *hfyu;     /* FFVHuff coded by hfyu_enc.c on the encoder threads (the
                            tables of enc's extradata); NULL: libavcodec */
+    AVBufferPool *pkt_pool; /* with hfyu: packets of up to w x h bytes (pkt_fill) */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
     int w, h;          /* the edge maps' size */
     int cw, ch;        /* the coded size (padded for 4:2:0) */
@@ -152,6 +153,10 @@ int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
  * of memory); mux_packet takes it back. */
 int ts_push(venc_writer *w, int64_t pts, int64_t dur);
 int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur);
+/* pkt gets a copy of n bytes of data, in a buffer of the writer's packet
+ * pool when it fits, and is made a keyframe at pts (dts = pts).  0 or an
+ * AVERROR. */
+int pkt_fill(venc_writer *w, AVPacket *pkt, const uint8_t *data, size_t n, int64_t pts);
 
 /* venc_thread.c */
 int venc_cpu_threads(int t);

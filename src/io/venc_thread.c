@@ -98,7 +98,6 @@ int et_count(const venc_writer *wr, int threads, const venc_opts *o)
 static int hfyu_packet(const hfyu_tab *t, enc_thread *l, const AVFrame *f, AVPacket *pkt)
 {
     size_t cap = hfyu_max_bytes(t, f->width, f->height), n;
-    int ret;
     if (cap > (size_t)INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)
         return AVERROR(EINVAL);
     if (l->buf_cap < cap) {
@@ -109,12 +108,7 @@ static int hfyu_packet(const hfyu_tab *t, enc_thread *l, const AVFrame *f, AVPac
         l->buf_cap = cap;
     }
     n = hfyu_code(t, f->data[0], f->linesize[0], f->width, f->height, l->buf);
-    if ((ret = av_new_packet(pkt, (int)n)) < 0)
-        return ret;
-    memcpy(pkt->data, l->buf, n);
-    pkt->pts = pkt->dts = f->pts;
-    pkt->flags |= AV_PKT_FLAG_KEY;
-    return 0;
+    return pkt_fill(l->set->w, pkt, l->buf, n, f->pts);
 }
 
 /* One frame through a thread's encoder.  FFV1 returns each frame's packet
