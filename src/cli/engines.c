@@ -21,10 +21,11 @@
 
 /* --video-engines 0: the engines a GPU runs for a batch of videos.  One
  * video leaves NVDEC engines, and cores between its decoder and its
- * encoder threads, idle; 4 took a folder of short 1080p clips from 509 to
- * 799 fps, and 8 gave no more (BENCHMARKS.md "Video batches").  The CPU
- * backend's one engine already uses every core. */
-#define VIDEO_ENGINES_GPU 4
+ * encoder threads, idle.  With .mkv frames coded on the GPU, 8 beat 4 and
+ * 16 on a folder of short 1080p clips (1,258 / 1,103 / 931 fps) and of 4K
+ * clips (802 / 627) (BENCHMARKS.md "Video batches").  The CPU backend's
+ * one engine already uses every core. */
+#define VIDEO_ENGINES_GPU 8
 
 static int engines_asked(const cli_opts *o, int gpu)
 {

@@ -225,7 +225,7 @@ const cli_opt cli_opt_table[] = {
      .err = "--video-engines '%s': expected 0 (auto) to 16",
      .metavar = "N", .help = "batch of videos: N engines a device (1..16), each\n"
                              "decoding and encoding its own video on its share\n"
-                             "of the threads; 0: 4 on the GPU backend, 1 on the\n"
+                             "of the threads; 0: 8 on the GPU backend, 1 on the\n"
                              "CPU backend", .dflt = "0"},
     {.name = "hwdec", .arg = required_argument, .kind = CLI_KEYWORD, .store = CLI_ST_INT,
      .field = F(hwdec), .keys = hwdecs, .err = "--hwdec '%s': expected auto, none or nvdec",

@@ -133,10 +133,11 @@ static int open_encoders(venc_writer *wr, const AVCodec *codec, int w, int h,
         /* any other failure: one encoder (with fewer threads) still
          * writes the same bytes */
     }
-    /* FFVHuff on encoder threads: coded by hfyu_enc.c from the extradata's
-     * tables when they are what it codes; the same bytes as libavcodec's
-     * encoder in less CPU (measured: docs/bench-log.md "Our own FFVHuff coder") */
-    if (wr->et && wr->vc->id == VC_FFVHUFF && wr->pixfmt == AV_PIX_FMT_GRAY8) {
+    /* FFVHuff: the extradata's tables, when they are what hfyu_enc.c codes:
+     * the encoder threads code with them (the same bytes as libavcodec's
+     * encoder in less CPU: docs/bench-log.md "Our own FFVHuff coder"), and
+     * venc_put_coded takes packets coded with them (by the GPU) */
+    if (wr->vc->id == VC_FFVHUFF && wr->pixfmt == AV_PIX_FMT_GRAY8) {
         if (!(wr->hfyu = malloc(sizeof *wr->hfyu)))
             return AVERROR(ENOMEM);
         if (hfyu_parse(wr->enc->extradata, wr->enc->extradata_size, wr->hfyu)) {
@@ -469,7 +470,8 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
 /* A packet coded elsewhere with the writer's own codes goes through the
  * encoder threads' ring like a frame (the slot marked coded: the thread
  * that takes it only passes it to the muxer), so it is muxed in order
- * among the frames coded here. */
+ * among the frames coded here; with one encoder (no threads), whose
+ * packets come out at once, it is muxed here. */
 static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
                      int64_t duration)
 {
@@ -482,10 +484,22 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
         w->failed = 1;
         return -1;
     }
+    fix_ts(w, &pts, &duration);
+    if (!w->et) {
+        if ((ret = pkt_fill(w, w->pkt, data, n, pts)) < 0) {
+            venc_error(w, "allocating a packet", ret);
+            return -1;
+        }
+        if (mux_packet(w, w->pkt, duration))
+            return -1;
+        w->last_pts = pts;
+        w->last_dur = duration;
+        w->nput++;
+        return 0;
+    }
     if (!(slot = et_slot(w)))
         return -1;
     t0 = ge_now();
-    fix_ts(w, &pts, &duration);
     if ((ret = pkt_fill(w, slot->pkt, data, n, pts)) < 0) {
         venc_error(w, "allocating a packet", ret);
         return -1;
@@ -501,7 +515,7 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
 int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
                    int width, int height, int64_t pts, int64_t duration)
 {
-    if (!w || !w->et || !w->hfyu || width != w->w || height != w->h || !data ||
+    if (!w || !w->hfyu || width != w->w || height != w->h || !data ||
         n > (size_t)INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE ||
         memcmp(codes, w->hfyu->cl, sizeof w->hfyu->cl))
         return 1;

@@ -128,10 +128,10 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
 
 /* A frame already coded as FFVHuff (the GPU's hfyu_gpu: the bytes
  * hfyu_enc.c writes) with `codes` (256 entries, code << 5 | length): the
- * packet is copied and muxed in order.  Taken only by a frame-parallel
- * FFVHuff writer coding gray8 itself with exactly these codes, for a frame
- * of the writer's size; otherwise 1 (nothing done: put the frame's pixels
- * with venc_put_sized).  0 taken, -1 as venc_put. */
+ * packet is copied and muxed in order.  Taken only by an FFVHuff writer
+ * of gray8 whose tables are exactly these codes, for a frame of the
+ * writer's size; otherwise 1 (nothing done: put the frame's pixels with
+ * venc_put_sized).  0 taken, -1 as venc_put. */
 int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
                    int width, int height, int64_t pts, int64_t duration);
 /* The codes an FFVHuff .mkv writer codes gray8 edge maps with (its fixed
