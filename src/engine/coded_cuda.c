@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "hostbuf.h"
 #include "util.h"
 
 #define GE_CUDA_RECORD /* CUDA failures are recorded, not printed (DESIGN.md §9) */
@@ -22,7 +23,7 @@ static int grow(void **p, size_t *cap, size_t n, const char *name)
         CUDA_QUIET(cudaFree(*p));
     *p = NULL;
     *cap = 0;
-    n += n / 4;
+    n = buf_headroom(n);
     if ((err = cudaMalloc(p, n)) != cudaSuccess) {
         cudaGetLastError();
         *p = NULL;

@@ -45,6 +45,7 @@
 #include "canny.h"
 #include "cpu_backend.h"
 #include "gpu.h"
+#include "hostbuf.h"
 #include "refcheck.h"
 #include "strips.h"
 #include "util.h"
@@ -53,55 +54,6 @@
  * and the writer each hold one while the GPU works on the next). */
 #define PIPE_DEFAULT_SLOTS 3
 #define PIPE_MAX_SLOTS 8
-#define GROW_ALIGN (2u << 20)
-
-/* ------------------------------------------------------------------------ */
-/* host buffers                                                              */
-
-static size_t with_headroom(size_t n)
-{
-    size_t g = n + n / 4;
-    if (g < n) /* overflow */
-        return n;
-    return (g + GROW_ALIGN - 1) / GROW_ALIGN * GROW_ALIGN;
-}
-
-int host_buf_reserve(host_buf *b, size_t n)
-{
-    void *p = NULL;
-    size_t cap;
-    int pin;
-    if (n <= b->cap)
-        return 0;
-    cap = with_headroom(n);
-    if (b->pin_max && cap > b->pin_max)
-        cap = n > b->pin_max ? n : b->pin_max;
-    pin = b->pinned && (!b->pin_max || cap <= b->pin_max);
-    if (pin && !(p = gpu_host_alloc(cap)))
-        pin = 0;
-    if (!p)
-        p = malloc(cap);
-    if (!p)
-        return -1;
-    host_buf_free(b);
-    b->p = p;
-    b->cap = cap;
-    b->on_pin = pin;
-    return 0;
-}
-
-void host_buf_free(host_buf *b)
-{
-    if (b->p) {
-        if (b->on_pin)
-            gpu_host_free(b->p);
-        else
-            free(b->p);
-    }
-    b->p = NULL;
-    b->cap = 0;
-}
-
 /* The caller's stop flag (a signal arrived): in-flight frames finish, no
  * new one starts. */
 static int stop_asked(const pipe_opts *o)
@@ -375,7 +327,7 @@ static int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *n
     cudaError_t err;
     if (n <= *cap)
         return 0;
-    c = exact ? n : with_headroom(n);
+    c = exact ? n : buf_headroom(n);
     /* free first: the budget counts what is held, not old + new */
     if (*p) {
         CUDA_QUIET(cudaFree(*p));
@@ -409,7 +361,7 @@ static int dev_exact(const gpu_engine *e) { return e->o->mem_limit > 0; }
 /* Device bytes a buffer of n bytes takes once reserved. */
 static size_t dev_size(const gpu_engine *e, size_t n)
 {
-    return dev_exact(e) ? n : with_headroom(n);
+    return dev_exact(e) ? n : buf_headroom(n);
 }
 
 /* Output rows a strip gets for this frame, or h when the whole frame's
