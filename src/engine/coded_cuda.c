@@ -12,28 +12,6 @@
 #define GE_CUDA_RECORD /* CUDA failures are recorded, not printed (DESIGN.md §9) */
 #include "cuda_check.h"
 
-/* Grows a device buffer of this slot (nothing in flight uses it: the slot
- * came back from the writer after its download). */
-static int grow(void **p, size_t *cap, size_t n, const char *name)
-{
-    cudaError_t err;
-    if (n <= *cap)
-        return 0;
-    if (*p)
-        CUDA_QUIET(cudaFree(*p));
-    *p = NULL;
-    *cap = 0;
-    n = buf_headroom(n);
-    if ((err = cudaMalloc(p, n)) != cudaSuccess) {
-        cudaGetLastError();
-        *p = NULL;
-        return ge_fail_in(name, "out of GPU memory (%zu MiB more needed): %s", n >> 20,
-                          cudaGetErrorString(err));
-    }
-    *cap = n;
-    return 0;
-}
-
 int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
                   const uint32_t *codes, cudaStream_t comp, cudaStream_t dl,
                   const char *name)
@@ -48,8 +26,10 @@ int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
     if (!c->h_bytes)
         CUDA_TRY(cudaMallocHost((void **)&c->h_bytes, sizeof *c->h_bytes));
     c->h.pinned = 1;
-    if (grow((void **)&c->d_out, &c->d_cap, max, name) ||
-        grow(&c->d_scratch, &c->scratch_cap, hfyu_gpu_scratch_bytes(w, h), name))
+    /* (the slot came back from the writer after its download: nothing in
+     * flight uses its buffers) */
+    if (dev_reserve((void **)&c->d_out, &c->d_cap, max, 0, name) ||
+        dev_reserve(&c->d_scratch, &c->scratch_cap, hfyu_gpu_scratch_bytes(w, h), 0, name))
         return -1;
     if (host_buf_reserve(&c->h, npx))
         return ge_fail_in(name, "out of host memory for a %dx%d frame", w, h);

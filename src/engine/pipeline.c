@@ -318,33 +318,6 @@ static void *writer_thread(void *arg)
     return NULL;
 }
 
-/* Grows a device buffer; the caller has made sure nothing in flight uses
- * it.  Returns 0 or -1 (recorded). */
-static int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *name)
-{
-    size_t c;
-    void *q = NULL;
-    cudaError_t err;
-    if (n <= *cap)
-        return 0;
-    c = exact ? n : buf_headroom(n);
-    /* free first: the budget counts what is held, not old + new */
-    if (*p) {
-        CUDA_QUIET(cudaFree(*p));
-        *p = NULL;
-        *cap = 0;
-    }
-    err = cudaMalloc(&q, c);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        return ge_fail_in(name, "out of GPU memory (%zu MiB more needed): %s", c >> 20,
-                          cudaGetErrorString(err));
-    }
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int sync_streams(gpu_engine *e)
 {
     int ret = 0;
