@@ -481,14 +481,13 @@ const char *job_name_cb(void *ctx, int j)
     return j >= 0 && j < c->njobs ? c->jobs[j].input : NULL;
 }
 
-/* Does job j's output take frames coded as FFVHuff on the GPU (a .mkv
- * with the default codec)?  (pipe_opts.code_job) */
+/* Does job j's output take frames coded as FFVHuff on the GPU (a video
+ * whose codec is FFVHuff)?  (pipe_opts.code_job) */
 int code_job_cb(void *ctx, int j)
 {
     const run_ctx *c = ctx;
     const job *jb = &c->jobs[j];
-    return jb->out_kind == OUT_VIDEO && !strcmp(jb->vext, "mkv") &&
-           (!c->o->codec || !strcmp(c->o->codec, "ffvhuff"));
+    return jb->out_kind == OUT_VIDEO && venc_is_ffvhuff(jb->vext, c->o->codec);
 }
 
 void jobs_free(run_ctx *c)

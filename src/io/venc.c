@@ -475,7 +475,8 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
 static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
                      int64_t duration)
 {
-    enc_slot *slot;
+    enc_slot *slot = NULL;
+    AVPacket *pkt = w->pkt;
     double t0;
     int ret;
     if (w->failed)
@@ -485,27 +486,21 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
         return -1;
     }
     fix_ts(w, &pts, &duration);
-    if (!w->et) {
-        if ((ret = pkt_fill(w, w->pkt, data, n, pts)) < 0) {
-            venc_error(w, "allocating a packet", ret);
-            return -1;
-        }
-        if (mux_packet(w, w->pkt, duration))
-            return -1;
-        w->last_pts = pts;
-        w->last_dur = duration;
-        w->nput++;
-        return 0;
-    }
-    if (!(slot = et_slot(w)))
+    if (w->et && !(slot = et_slot(w)))
         return -1;
+    if (slot)
+        pkt = slot->pkt;
     t0 = ge_now();
-    if ((ret = pkt_fill(w, slot->pkt, data, n, pts)) < 0) {
+    if ((ret = pkt_fill(w, pkt, data, n, pts)) < 0) {
         venc_error(w, "allocating a packet", ret);
         return -1;
     }
-    slot->coded = 1;
-    et_submit(w->et, slot, duration, ge_now() - t0);
+    if (slot) {
+        slot->coded = 1;
+        et_submit(w->et, slot, duration, ge_now() - t0);
+    } else if (mux_packet(w, pkt, duration)) {
+        return -1;
+    }
     w->last_pts = pts;
     w->last_dur = duration;
     w->nput++;
@@ -526,32 +521,29 @@ int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t
 
 int venc_ffvhuff_codes(uint32_t cl[256])
 {
+    /* an FFVHuff encoder as a .mkv writer opens it (enc_open; its tables
+     * follow the settings, not the size), without a muxer */
+    venc_writer wr = {.vc = venc_codec_find(VENC_MKV, "ffvhuff"), .pixfmt = AV_PIX_FMT_GRAY8,
+                      .cw = 16, .ch = 16, .tb = {1, 25}, .fps = {25, 1}};
     const AVCodec *codec = avcodec_find_encoder_by_name("ffvhuff");
-    AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
-    AVDictionary *d = NULL;
+    AVCodecContext *enc = NULL;
     hfyu_tab t;
     int ret = -1;
-    if (!enc)
-        return ge_fail("no ffvhuff encoder");
-    /* enc_open's settings for FFVHuff (the tables follow them, not the size) */
-    enc->width = 16;
-    enc->height = 16;
-    enc->pix_fmt = AV_PIX_FMT_GRAY8;
-    enc->time_base = (AVRational){1, 25};
-    enc->flags |= AV_CODEC_FLAG_BITEXACT | AV_CODEC_FLAG_GLOBAL_HEADER;
-    enc->thread_count = 1;
-    av_dict_set(&d, "pred", "median", 0);
-    av_dict_set(&d, "context", "0", 0);
-    if (avcodec_open2(enc, codec, &d) >= 0 &&
+    if (codec && wr.vc && enc_open(&wr, codec, 1, NULL, &enc) >= 0 &&
         hfyu_parse(enc->extradata, enc->extradata_size, &t) == 0) {
         memcpy(cl, t.cl, sizeof t.cl);
         ret = 0;
     } else {
         ge_fail("cannot open the ffvhuff encoder");
     }
-    av_dict_free(&d);
     avcodec_free_context(&enc);
     return ret;
+}
+
+int venc_is_ffvhuff(const char *format_ext, const char *codec)
+{
+    const venc_codec *c = venc_codec_find(venc_kind(format_ext), codec);
+    return c && c->id == VC_FFVHUFF;
 }
 
 int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,

@@ -137,6 +137,9 @@ int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t
 /* The codes an FFVHuff .mkv writer codes gray8 edge maps with (its fixed
  * tables), into cl as venc_put_coded takes them.  0, or -1 (recorded). */
 int venc_ffvhuff_codes(uint32_t cl[256]);
+/* Does a `format_ext` output with `codec` (NULL: the format's default) code
+ * FFVHuff, so that venc_put_coded may take its frames?  1 / 0. */
+int venc_is_ffvhuff(const char *format_ext, const char *codec);
 
 /* Finishes: flushes the encoder (no frame is lost), writes the trailer and
  * checks every write (pb->error, the close).  abandon: frees without

@@ -62,7 +62,7 @@ int enc_open(venc_writer *wr, const AVCodec *codec, int threads,
      * 255 as white instead of clipping 235..255. */
     enc->color_range = AVCOL_RANGE_JPEG;
     enc->flags |= AV_CODEC_FLAG_BITEXACT; /* no encoder version strings */
-    if (wr->oc->oformat->flags & AVFMT_GLOBALHEADER)
+    if (!wr->oc || wr->oc->oformat->flags & AVFMT_GLOBALHEADER) /* (no muxer: a probe) */
         enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 
     if (wr->vc->id == VC_FFV1) {

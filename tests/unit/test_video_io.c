@@ -1226,6 +1226,10 @@ static void test_put_coded(void)
             ok = same_bytes(tpath("px.mkv"), tpath("coded.mkv"));
     }
     free(pkt);
+    CHECK(venc_is_ffvhuff("mkv", NULL) && venc_is_ffvhuff(".MKV", "FFVHuff") &&
+              !venc_is_ffvhuff("mkv", "ffv1") && !venc_is_ffvhuff("mp4", NULL) &&
+              !venc_is_ffvhuff("png", NULL),
+          "venc_is_ffvhuff: .mkv's default and --codec ffvhuff only", "%s", "");
     CHECK(ok && took == 12 && declined == 12,
           "venc_put_coded: GPU-style packets make venc_put's file; declined where not FFVHuff's own",
           "ok %d, taken %d (12), declined %d (12)", ok, took, declined);
