@@ -53,6 +53,24 @@ static int video_engines(const run_ctx *c)
     return n < videos ? n : videos;
 }
 
+/* Engines that decode in software beside those on NVDEC, for a GPU
+ * batch of videos under --hwdec=auto whose outputs all leave the cores
+ * free (job_mix_decoders): as many as vsrc_mix_sw gives for the run's
+ * threads (vplan.h), *sw_threads each.  All engines take files from the
+ * one queue, largest first, so each kind decodes in proportion to its
+ * speed. */
+static int mix_lanes(const run_ctx *c, int *sw_threads)
+{
+    long threads = c->o->threads > 0 ? c->o->threads : ge_cpu_count();
+    if (!c->use_gpu || c->o->hwdec != CLI_HWDEC_AUTO)
+        return 0;
+    for (int i = 0; i < c->njobs; i++)
+        if (c->jobs[i].state == JOB_PENDING &&
+            (!c->jobs[i].video_in || !job_mix_decoders(c, i)))
+            return 0;
+    return vsrc_mix_sw(threads, sw_threads);
+}
+
 /* Could the run have several engines?  Then the queue goes largest first
  * (decided before CUDA counts the devices: the order is the same whatever
  * count it finds, and so are the outputs). */
@@ -264,7 +282,7 @@ static int plan_devices(const cli_opts *o, int *devs, int max, int first)
 static int count_lanes(run_ctx *c, rep_stats *rep, int *devs, int *ndev)
 {
     const cli_opts *o = c->o;
-    int pending = 0, per_dev, nlanes;
+    int pending = 0, per_dev, nlanes, sw = 0;
     *ndev = 1;
     if (c->use_gpu) {
         if ((*ndev = plan_devices(o, devs, 64, o->device)) < 0)
@@ -276,10 +294,23 @@ static int count_lanes(run_ctx *c, rep_stats *rep, int *devs, int *ndev)
     nlanes = c->use_gpu ? *ndev * per_dev : hook_cpu_engines() ? hook_cpu_engines() : per_dev;
     for (int i = 0; i < c->njobs; i++)
         pending += c->jobs[i].state == JOB_PENDING;
+    /* software engines where the batch gives every engine two files at
+     * least: one takes a whole file, and a slower one's last file must
+     * not be most of the run */
+    if (per_dev > 1 && (sw = mix_lanes(c, &c->sh->sw_threads)) > 0 &&
+        pending >= 2 * (nlanes + sw) && c->sh->sorted)
+        nlanes += sw;
+    else
+        sw = 0;
     if (nlanes > pending)
         nlanes = pending > 0 ? pending : 1;
     if (!c->sh->sorted)
         nlanes = 1; /* (the queue was ordered for one engine) */
+    c->sh->sw_lanes = sw;
+    if (sw && ge_verbose)
+        ge_note("--hwdec=auto: %d engine%s on NVDEC, %d decoding in software (%d threads "
+                "each), one queue", nlanes - sw, nlanes - sw == 1 ? "" : "s", sw,
+                c->sh->sw_threads);
     if (c->use_gpu && *ndev > 1) {
         size_t len = strlen(rep->device);
         char *paren = strstr(rep->device, " (device ");
@@ -320,8 +351,11 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     l->nvj_dev_set = 0;
     rep_init(&l->lrep);
     memset(&l->lchk, 0, sizeof l->lchk);
+    l->hwdec = i >= c->sh->nlanes - c->sh->sw_lanes ? CLI_HWDEC_NONE : c->hwdec;
+    l->dec_nvdec = l->dec_sw = 0;
     if (use_gpu)
-        snprintf(l->lrep.device, sizeof l->lrep.device, "device %d", l->device);
+        snprintf(l->lrep.device, sizeof l->lrep.device, "device %d%s", l->device,
+                 l->hwdec == c->hwdec ? "" : ", software decoding");
     else
         snprintf(l->lrep.device, sizeof l->lrep.device, "cpu");
     l->po = *po;
@@ -370,6 +404,7 @@ static void free_lanes(run_ctx *lanes, int n)
 static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_stats *chk)
 {
     c->nvj_hw = c->nvj_hybrid = c->nvj_cpu = 0;
+    c->dec_nvdec = c->dec_sw = 0;
     for (int i = 0; i < n; i++) {
         run_ctx *l = &lanes[i];
         if (c->o->report) {
@@ -384,6 +419,8 @@ static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_s
             if (l->lchk.maxdiff[k] > chk->maxdiff[k])
                 chk->maxdiff[k] = l->lchk.maxdiff[k];
         }
+        c->dec_nvdec += l->dec_nvdec;
+        c->dec_sw += l->dec_sw;
         c->nvj_hw += l->nvj_hw;
         c->nvj_hybrid += l->nvj_hybrid;
         c->nvj_cpu += l->nvj_cpu;
@@ -395,7 +432,8 @@ static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *d
                        rep_stats *rep, chk_stats *chk, double *t0, int *r)
 {
     long ncpu = ge_cpu_count();
-    int share = (c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1)) / nlanes;
+    int nsw = c->sh->sw_lanes;
+    int share = (c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1)) / (nlanes - nsw);
     run_ctx *lanes = calloc((size_t)nlanes, sizeof *lanes);
     if (!lanes) {
         ge_err(NULL, "out of memory");
@@ -403,7 +441,8 @@ static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *d
     }
     c->sh->nlanes = nlanes;
     for (int i = 0; i < nlanes; i++)
-        if (make_lane(c, &lanes[i], i, po, share, devs, ndev)) {
+        if (make_lane(c, &lanes[i], i, po, i < nlanes - nsw ? share : c->sh->sw_threads, devs,
+                      ndev)) {
             free_lanes(lanes, i + 1);
             return GE_EXIT_FAIL;
         }

@@ -490,6 +490,17 @@ int code_job_cb(void *ctx, int j)
     return jb->out_kind == OUT_VIDEO && venc_is_ffvhuff(jb->vext, c->o->codec);
 }
 
+/* May software decoders join NVDEC's on job j (vid_opts.mix)?  Where its
+ * writer leaves the cores free: frames coded on the GPU (.mkv) or written
+ * raw (.y4m).  Other writers (H.264, FFV1, image sequences) need the
+ * cores themselves. */
+int job_mix_decoders(const run_ctx *c, int j)
+{
+    const job *jb = &c->jobs[j];
+    return jb->out_kind == OUT_VIDEO &&
+           (code_job_cb((void *)c, j) || !strcmp(jb->vext, "y4m"));
+}
+
 void jobs_free(run_ctx *c)
 {
     for (int i = 0; i < c->njobs; i++) {

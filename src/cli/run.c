@@ -31,6 +31,7 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->fail_job = -1;
     c->sink_job = -1;
     c->threads = o->threads;
+    c->hwdec = o->hwdec;
     prog_init(c);
     c->so.overwrite = o->overwrite;
     c->so.keep_partial = o->keep_partial;
@@ -114,6 +115,11 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
         nframes += c->jobs[i].frames;
     }
     rep->damaged_files = ndmg;
+    rep->video_nvdec = c->dec_nvdec;
+    rep->video_sw = c->dec_sw;
+    if (ge_verbose && c->dec_nvdec && c->dec_sw)
+        ge_note("video frames decoded: %lld on NVDEC, %lld in software", c->dec_nvdec,
+                c->dec_sw);
     if (ndmg)
         snprintf(dmg, sizeof dmg, " (%d damaged)", ndmg);
     for (int i = 0; o->report && c->njobs > 1 && i < c->njobs; i++)

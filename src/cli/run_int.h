@@ -74,6 +74,9 @@ typedef struct run_shared {
     char decoded_by[96]; /* image decoders used, for the --cpu-ref line */
     double t_first_decoded, t_first_written;
     int nlanes;           /* engines */
+    int sw_lanes;         /* the last sw_lanes of them decode videos in
+                             software (beside NVDEC's: vplan.h) */
+    int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
@@ -114,6 +117,10 @@ typedef struct run_ctx {
     struct prefetch *pf;  /* one per job; only image jobs are used */
     rep_stats *rep;
     int use_gpu;        /* the GPU engine runs (NVDEC frames allowed) */
+    int hwdec;          /* its videos' decoder (CLI_HWDEC_*): --hwdec, or none
+                           for an engine that decodes in software beside
+                           those on NVDEC */
+    long long dec_nvdec, dec_sw; /* video frames NVDEC and software decoded */
     int threads;        /* its decoders' and encoders' threads (0: every
                            core; several engines: their share) */
     size_t mem_budget;  /* host bytes its video's segments may decode ahead
@@ -152,6 +159,7 @@ typedef struct run_start {
 int plan_jobs(run_ctx *c);
 const char *job_name_cb(void *ctx, int j);
 int code_job_cb(void *ctx, int j);
+int job_mix_decoders(const run_ctx *c, int j);
 void jobs_free(run_ctx *c);
 void lane_claim(run_ctx *c, int ji);
 

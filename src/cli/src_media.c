@@ -128,6 +128,10 @@ static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
         return lane_fail_now(c); /* its second frame */
     if (r == 1) {
         int64_t ts, dur;
+        if (fr->on_device)
+            c->dec_nvdec++;
+        else
+            c->dec_sw++;
         vsrc_last_ts(c->vr, &ts, &dur);
         fr->job = c->vr_job;
         fr->ts = ts == AV_NOPTS_VALUE ? INT64_MIN : ts;
@@ -192,9 +196,10 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         }
         /* NVDEC's frames stay on the device: only for the GPU engine, on
          * this engine's device (NVDEC sessions spread over the devices) */
-        vid_opts vo = video_opts(c->o, c->use_gpu ? c->o->hwdec : CLI_HWDEC_NONE, c->device);
+        vid_opts vo = video_opts(c->o, c->use_gpu ? c->hwdec : CLI_HWDEC_NONE, c->device);
         vo.threads = c->threads;
         vo.mem_budget = c->mem_budget;
+        vo.mix = job_mix_decoders(c, ji);
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             ge_err_why(j->input);

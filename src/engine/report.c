@@ -235,6 +235,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
                 r->frames, r->pixels, r->wall_s, sum, fps, mpx);
         json_string(fp, bound >= 0 ? stage_names[bound] : "");
         fprintf(fp, ",\"damaged_files\":%ld", r->damaged_files);
+        if (r->video_nvdec || r->video_sw)
+            fprintf(fp, ",\"video_decoded\":{\"nvdec\":%lld,\"software\":%lld}",
+                    r->video_nvdec, r->video_sw);
         startup_print(r, 1, fp);
         if (r->nfiles) {
             fprintf(fp, ",\"files\":[");
@@ -284,6 +287,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
         fprintf(fp, "  bound by: %s\n", stage_names[bound]);
     if (r->damaged_files)
         fprintf(fp, "  damaged videos: %ld (their frames decoded stand)\n", r->damaged_files);
+    if (r->video_nvdec || r->video_sw)
+        fprintf(fp, "  video frames decoded: %lld on NVDEC, %lld in software\n", r->video_nvdec,
+                r->video_sw);
     startup_print(r, 0, fp);
     if (r->nfiles) {
         fprintf(fp, "  per file (decode start to output committed; files overlap):\n");

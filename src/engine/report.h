@@ -35,6 +35,8 @@ typedef struct rep_stats {
     struct rep_file { char *name; long frames; double seconds; int damaged; } *files;
     size_t nfiles, capfiles;
     long damaged_files; /* damaged videos written, batch or not */
+    /* video frames decoded on NVDEC and in software (printed when any) */
+    long long video_nvdec, video_sw;
     /* per engine (--devices): the files it took, the frames it
      * computed and the seconds its engine ran; none with one engine */
     struct rep_engine { char name[64]; long files; long long frames; double busy_s; } *engines;

@@ -27,6 +27,7 @@
 
 #include "frames.h"
 #include "video_io.h"
+#include "vplan.h"
 
 typedef struct vsrc vsrc;
 
@@ -43,28 +44,6 @@ void vsrc_close(vsrc **s);
 void vsrc_get_info(const vsrc *s, vid_info *info);
 void vsrc_last_ts(const vsrc *s, int64_t *pts, int64_t *duration);
 long vsrc_corrupt_count(const vsrc *s);
-/* --hwdec=auto's rule (vsource.c, VS_AUTO_*): NVDEC (1) or software (0)
- * for a video whose segments would run on `sessions` NVDEC sessions (1:
- * not segmented), `gpx` gigapixels to decode, `threads` CPU threads. */
-int vsrc_auto_nvdec(int sessions, long threads, double gpx);
-/* Whether that rule may choose NVDEC for a file of `gpx` gigapixels
- * (sessions unknown: before the keyframe scan). */
-int vsrc_auto_may_nvdec(long threads, double gpx);
-/* Gigapixels a video holds (its frames, from the container's count or
- * its duration and rate; 0 when neither is known) x width x height. */
-double vsrc_info_gpx(const vid_info *vi);
-/* GPU bytes NVDEC segments may hold decoded ahead, for a device with
- * `free_bytes` free (vsource.c: an eighth, from 2 GiB or a quarter of what
- * is free if less, to 8 GiB; 64 MiB at least). */
-size_t vsrc_dev_budget(size_t free_bytes);
-/* Host bytes a source's software segments may hold decoded ahead, on a
- * machine of `phys_bytes` of memory (0: unknown) where `engines` sources
- * decode at once (vsource.c: a sixteenth of it, from 1 GiB or a quarter
- * of it if less, to 8 GiB; 1 GiB when unknown; that divided by the
- * engines, 256 MiB each at least, never more than one source's). */
-size_t vsrc_host_budget(size_t phys_bytes, int engines);
-/* This machine's physical memory in bytes (0: unknown). */
-size_t vsrc_phys_bytes(void);
 /* Segments planned (1: not segmented). */
 int vsrc_segments(const vsrc *s);
 /* Frames the segment being handed on holds decoded ahead (0 when not

@@ -29,6 +29,18 @@ for m in none auto; do
         { not_ok "--hwdec=$m on the CPU backend: exit $RC or bytes differ"; show_err; }
     rm -f $m.y4m
 done
+# the report says who decoded the video frames (here: software, all 5;
+# NVDEC and software side by side: tests/gpu/run mix)
+cp clip.mp4 clip2.mp4
+ge --backend=cpu --report=json --report-file r.json -o rj clip.mp4 clip2.mp4
+grep -q '"video_decoded":{"nvdec":0,"software":10}' r.json &&
+    ok "--report=json: video_decoded counts 10 frames of two files, in software" ||
+    { not_ok "--report=json: no video_decoded 0/10: $(grep -o '"video_decoded[^}]*}' r.json)"; show_err; }
+ge --backend=cpu --report clip.mp4 rt.y4m
+grep -q '^  video frames decoded: 0 on NVDEC, 5 in software$' "$ERR" &&
+    ok "--report: video frames decoded: 0 on NVDEC, 5 in software" ||
+    { not_ok "--report: no 'video frames decoded' line"; show_err; }
+rm -rf rj r.json rt.y4m clip2.mp4
 ge --hwdec=none --hwdec=auto --backend=cpu clip.mp4 last.y4m
 expect_rc "--hwdec given twice: the last one counts" 0
 rm -f last.y4m
