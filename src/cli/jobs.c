@@ -490,10 +490,10 @@ int code_job_cb(void *ctx, int j)
     return jb->out_kind == OUT_VIDEO && venc_is_ffvhuff(jb->vext, c->o->codec);
 }
 
-/* May software decoders join NVDEC's on job j (vid_opts.mix)?  Where its
- * writer leaves the cores free: frames coded on the GPU (.mkv) or written
- * raw (.y4m).  Other writers (H.264, FFV1, image sequences) need the
- * cores themselves. */
+/* May job j go to an engine that decodes in software beside NVDEC's
+ * (engines.c mix_lanes)?  Where its writer leaves the cores free: frames
+ * coded on the GPU (.mkv) or written raw (.y4m).  Other writers (H.264,
+ * FFV1, image sequences) need the cores themselves. */
 int job_mix_decoders(const run_ctx *c, int j)
 {
     const job *jb = &c->jobs[j];

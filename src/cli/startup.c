@@ -73,7 +73,6 @@ static int early_source(run_ctx *c, job *j, int ji, const gpu_probe_job *probe, 
          * backend runs, or, betting on the GPU backend, as it would open
          * there (the GPU engine's device: one, --device) */
         vid_opts vo = video_opts(o, o->hwdec, o->device);
-        vo.mix = job_mix_decoders(c, ji);
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr) == 0) {
             video_opened(c, ji);

@@ -47,9 +47,6 @@ typedef struct vid_opts {
     size_t mem_budget; /* vsrc_*: host bytes of frames its segments may
                           hold decoded ahead; 0 = vsrc_host_budget's for
                           one engine (vsource.h) */
-    int mix;         /* vsrc_*, --hwdec=auto: software decoders may join
-                        the NVDEC sessions (the writer leaves the cores
-                        free: vplan.h) */
 } vid_opts;
 
 typedef struct vid_reader vid_reader;

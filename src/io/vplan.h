@@ -13,11 +13,13 @@
  * largest GPUs), one libav thread each (more gave nothing: the engine is
  * the bound).
  *
- * Both at once (vsrc_mix_sw, DESIGN.md §4): where the writer leaves the
- * cores free, software decoders decode beside the NVDEC sessions on the
- * threads the sessions leave, and each decoder takes the next piece of
- * work when it is done with its last (a file's next segment, a batch's
- * next file), so each kind decodes in proportion to its speed.
+ * Both at once (vsrc_mix_sw, DESIGN.md §4): in a batch of videos whose
+ * writers leave the cores free, engines that decode in software run
+ * beside the engines on NVDEC, on the threads NVDEC's leave, each taking
+ * the batch's next file when done with its last: each kind decodes in
+ * proportion to its speed.  Not within one file: its frames go through
+ * one engine in order, and that engine, not NVDEC, binds a long file
+ * (software segments beside the sessions made it slower: BENCHMARKS.md).
  *
  * Frames decoded ahead of their turn, all segments together: host frames
  * within vid_opts.mem_budget (vsrc_host_budget: a 1/VS_HOST_RAM_SHARE of
@@ -45,17 +47,17 @@
 #define VS_HOST_BUDGET_MIN ((size_t)1 << 30)
 #define VS_HOST_BUDGET_MAX ((size_t)8 << 30)
 #define VS_HOST_ENGINE_MIN ((size_t)256 << 20)
-/* Both kinds at once: the threads kept for the NVDEC sessions' own
- * threads, the engine and the writer; the threads of each software
- * decoder. */
+/* Both kinds at once: the threads kept for the NVDEC engines (their
+ * sessions' threads, pipelines and writers); the threads of each software
+ * engine's decoder. */
 #ifndef VS_MIX_KEEP
 #define VS_MIX_KEEP 4
 #endif
 #ifndef VS_MIX_SW_THREADS
 #define VS_MIX_SW_THREADS 2
 #endif
-/* ... and at most this many software decoders (a file's, a batch's
- * engines) */
+/* ... and at most this many software engines (each a pipeline, with its
+ * buffers on the device) */
 #define VS_MIX_MAX 9
 
 /* --hwdec=auto's rule: NVDEC (1) or software (0) for a video whose
@@ -65,7 +67,7 @@ int vsrc_auto_nvdec(int sessions, long threads, double gpx);
 /* Whether that rule may choose NVDEC for a file of `gpx` gigapixels
  * (sessions unknown: before the keyframe scan). */
 int vsrc_auto_may_nvdec(long threads, double gpx);
-/* Software decoders to run beside NVDEC over `threads` CPU threads (0 at
+/* Software engines to run beside NVDEC's over `threads` CPU threads (0 at
  * VS_AUTO_FEW_THREADS or fewer: the cores are the rest of the run's);
  * *sw_threads: the threads of each. */
 int vsrc_mix_sw(long threads, int *sw_threads);

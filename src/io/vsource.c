@@ -60,10 +60,6 @@
  * height, P010 twice): at most the device budget of them together, and
  * segments short enough that the sessions' segments fit in it. */
 #define VS_HW_SEGS_PER_DECODER 1
-/* NVDEC sessions and software decoders at once (vplan.h): two segments a
- * decoder, so that a slower decoder's last segment is a small part of the
- * file (each NVDEC segment still pays its session's start). */
-#define VS_MIX_SEGS_PER_DECODER 2
 
 typedef struct vs_frame {
     struct vs_frame *next;
@@ -84,18 +80,12 @@ typedef struct vs_seg {
     ge_why_rec *why; /* failed: its worker's error record (DESIGN.md §9),
                         for vsrc_next to hand on */
     int begun; /* its first frame is out of the decoder (or it ended) */
-    int hw;    /* an NVDEC session decodes it */
     /* GPUEDGE_TRACE=vsrc: seconds from vsrc_open to this segment's start,
      * its reader opened, first frame queued, end; waiting for room;
      * moving frames off NVDEC surfaces; frames queued */
     double t_start, t_open, t_first, t_end, t_wait, t_detach;
     long nq;
 } vs_seg;
-
-typedef struct vs_worker {
-    struct vsrc *s;
-    int hw; /* its decoders are NVDEC sessions */
-} vs_worker;
 
 struct vsrc {
     char *path;
@@ -104,12 +94,8 @@ struct vsrc {
     vid_reader *plain;  /* not segmented: every call passes through */
     vid_reader *first;  /* segment 0's reader, opened by vsrc_open */
     int64_t s0;         /* the stream's start_time (ticks) */
-    int dec_threads;    /* libav threads of each decoder (NVDEC: 1) */
+    int dec_threads;    /* libav threads of each decoder */
     int hw;             /* the decoders are NVDEC sessions */
-    int nhw;            /* hw: the first nhw decoders are; the others decode
-                           in software beside them (vplan.h: both kinds at
-                           once), with sw_threads threads each */
-    int sw_threads;
     size_t dev_budget;  /* GPU bytes of frames decoded ahead */
     size_t mem_budget;  /* host bytes of frames decoded ahead */
     double t0;          /* vsrc_open's start (GPUEDGE_TRACE=vsrc) */
@@ -120,7 +106,6 @@ struct vsrc {
     vs_seg *segs;
     int nseg, ndec, next_seg, head;
     pthread_t *th;
-    vs_worker *wk; /* th[k]'s argument */
     int nth;
     vs_frame *free_list;
     size_t buffered, dev_buffered;
@@ -348,10 +333,10 @@ end:
     return rc;
 }
 
-/* Cuts the scanned frames into about `per` segments for each of ndec
- * decoders, none longer than seg_max frames (0: no cap).  0 with the
+/* Cuts the scanned frames into segments for ndec decoders (NVDEC sessions
+ * when s->hw), none longer than seg_max frames (0: no cap).  0 with the
  * segments in s (nseg >= 2), or -1 (s->segs NULL). */
-static int cut(vsrc *s, const vs_scan *sc, int ndec, int per, size_t seg_max)
+static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 {
     const int64_t *pts = sc->pts, *keys = sc->keys;
     size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
@@ -360,7 +345,7 @@ static int cut(vsrc *s, const vs_scan *sc, int ndec, int per, size_t seg_max)
 
     if (!pts || ndec < 1)
         return -1;
-    target = limit / ((size_t)ndec * (size_t)per);
+    target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
     if (seg_max && target > seg_max)
         target = seg_max;
     if (target < VS_MIN_SEG)
@@ -466,7 +451,7 @@ static void close_reader(vsrc *s, vid_reader **r)
  * little, but compute-sanitizer racecheck did not finish over it, and
  * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
  * "The .mkv bound"). */
-static int decode_seg(vsrc *s, int i, int hw)
+static int decode_seg(vsrc *s, int i)
 {
     vs_seg *g = &s->segs[i];
     vid_opts vo = s->o;
@@ -476,10 +461,7 @@ static int decode_seg(vsrc *s, int i, int hw)
     long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
-    vo.threads = hw || !s->hw ? s->dec_threads : s->sw_threads;
-    if (!hw)
-        vo.hwdec = VID_HWDEC_NONE;
-    g->hw = i == 0 ? s->hw : hw; /* (segment 0's reader is vsrc_open's) */
+    vo.threads = s->dec_threads;
     g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
@@ -493,7 +475,7 @@ static int decode_seg(vsrc *s, int i, int hw)
     }
     base = vid_corrupt_count(r);
     g->t_open = ge_now() - s->t0;
-    if (hw && i > 0) {
+    if (s->hw && i > 0) {
         /* An NVDEC session is made at its first frame, and sessions made
          * at once come up one after another in no set order (a segment's
          * late start delays every frame after it in the output): segment
@@ -616,19 +598,15 @@ static int decode_seg(vsrc *s, int i, int hw)
     return rc;
 }
 
-/* A decoder thread: takes the next segment when done with its last, so
- * that NVDEC sessions and software decoders together each decode in
- * proportion to their speed. */
 static void *worker(void *arg)
 {
-    vs_worker *w = arg;
-    vsrc *s = w->s;
+    vsrc *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
         ge_why_clear(); /* the segment's record only */
-        rc = decode_seg(s, i, w->hw);
+        rc = decode_seg(s, i);
         if (rc < 0 && (s->segs[i].why = malloc(sizeof *s->segs[i].why)))
             ge_why_save(s->segs[i].why);
         pthread_mutex_lock(&s->mu);
@@ -663,7 +641,7 @@ static int fit_sw_decoders(vsrc *s, const vs_scan *sc, int ndec)
     s->segs = NULL;
     s->nseg = 0;
     ndec = fit < 2 ? 1 : (int)fit;
-    if (ndec >= 2 && cut(s, sc, ndec, VS_SEGS_PER_DECODER, 0))
+    if (ndec >= 2 && cut(s, sc, ndec, 0))
         ndec = 1;
     return ndec;
 }
@@ -679,7 +657,7 @@ static int auto_nvdec(vsrc *s, const vs_scan *sc, int ndec, long ncpu)
     double gpx = sc ? (double)sc->limit * s->info.width * s->info.height / 1e9
                     : vsrc_info_gpx(&s->info);
     s->hw = 1; /* (cut as for NVDEC) */
-    if (sc && hw_ndec >= 2 && cut(s, sc, hw_ndec, VS_HW_SEGS_PER_DECODER, 0) == 0)
+    if (sc && hw_ndec >= 2 && cut(s, sc, hw_ndec, 0) == 0)
         sessions = s->nseg < hw_ndec ? s->nseg : hw_ndec;
     free(s->segs);
     s->segs = NULL;
@@ -697,42 +675,6 @@ static int auto_nvdec(vsrc *s, const vs_scan *sc, int ndec, long ncpu)
     return use;
 }
 
-/* The segments' decoder threads: s->nhw NVDEC sessions first (when
- * s->hw), then software decoders.  0, or -1 (why recorded). */
-static int start_workers(vsrc *s)
-{
-    int nsw;
-    s->th = calloc((size_t)s->ndec, sizeof *s->th);
-    s->wk = calloc((size_t)s->ndec, sizeof *s->wk);
-    if (!s->th || !s->wk) {
-        ge_fail_in(s->path, "cannot open video: %s", strerror(ENOMEM));
-        return -1;
-    }
-    for (int i = 0; i < s->ndec; i++) {
-        s->wk[s->nth] = (vs_worker){s, s->hw && i < s->nhw};
-        if (pthread_create(&s->th[s->nth], NULL, worker, &s->wk[s->nth]) == 0)
-            s->nth++;
-    }
-    if (s->nth == 0) {
-        ge_fail_in(s->path, "cannot start the decoder threads");
-        return -1;
-    }
-    nsw = s->hw ? s->ndec - s->nhw : 0;
-    if (!ge_verbose)
-        return 0;
-    if (nsw > 0)
-        ge_note("%s: %d segments on %d NVDEC sessions and %d software decoders of %d thread%s, "
-                "each taking the next; at most %zu MiB decoded ahead on the device, %zu MiB in "
-                "memory", s->path, s->nseg, s->nhw, nsw, s->sw_threads,
-                s->sw_threads == 1 ? "" : "s", s->dev_budget >> 20, s->mem_budget >> 20);
-    else
-        ge_note("%s: %d segments on %d %sdecoders of %d thread%s, at most %zu MiB decoded "
-                "ahead%s", s->path, s->nseg, s->nth, s->hw ? "NVDEC " : "", s->dec_threads,
-                s->dec_threads == 1 ? "" : "s",
-                (s->hw ? s->dev_budget : s->mem_budget) >> 20, s->hw ? " on the device" : "");
-    return 0;
-}
-
 int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 {
     vsrc *s = calloc(1, sizeof *s);
@@ -740,7 +682,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : ge_cpu_count();
     int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
-    int autohw = 0, sw_first = 0, regular, reopen, scanned = 0, segmented, per;
+    int autohw = 0, sw_first = 0, regular, reopen, scanned = 0, segmented;
     size_t seg_max = 0;
     vs_scan sc;
 
@@ -811,9 +753,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     /* A regular file, two decoders or more: segments.  Software decoders
      * get their share of the threads each; NVDEC sessions (when the
      * reader just opened is one) one thread each, at most VS_HW_DECODERS,
-     * their segments short enough for the device budget, and under auto
-     * where the writer leaves the cores free (vid_opts.mix), software
-     * decoders beside them (vplan.h).  When NVDEC was asked
+     * their segments short enough for the device budget.  When NVDEC was asked
      * for but this reader decodes in software (the codec, --rgb, no
      * device), the segments' readers are told so: the same choice without
      * asking the device again. */
@@ -821,22 +761,17 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         s->hw = 1;
         if (ndec > VS_HW_DECODERS)
             ndec = VS_HW_DECODERS;
-        s->nhw = ndec;
-        if (o->hwdec == VID_HWDEC_AUTO && o->mix)
-            ndec += vsrc_mix_sw(ncpu, &s->sw_threads);
         s->dev_budget = vsrc_dev_budget(hw_mem_free(s->o.device));
         if (s->info.width > 0 && s->info.height > 0) {
             /* a luma plane at an aligned pitch (16-bit surfaces hold twice
              * that: the budget then stops decoders ahead earlier, no more) */
             size_t fb = (size_t)((s->info.width + 511) & ~511) * (size_t)s->info.height;
-            seg_max = s->dev_budget / (fb * (size_t)s->nhw);
+            seg_max = s->dev_budget / (fb * (size_t)ndec);
         }
     } else {
         s->o.hwdec = VID_HWDEC_NONE;
     }
-    per = !s->hw ? VS_SEGS_PER_DECODER
-          : s->nhw < ndec ? VS_MIX_SEGS_PER_DECODER : VS_HW_SEGS_PER_DECODER;
-    segmented = ndec >= 2 && scanned && cut(s, &sc, ndec, per, seg_max) == 0;
+    segmented = ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0;
     if (segmented && !s->hw)
         segmented = (ndec = fit_sw_decoders(s, &sc, ndec)) >= 2;
     if (segmented) {
@@ -844,8 +779,6 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         s->dec_threads = (int)(ncpu / s->ndec) > 0 ? (int)(ncpu / s->ndec) : 1;
         if (s->hw)
             s->dec_threads = 1;
-        if (s->nhw > s->ndec)
-            s->nhw = s->ndec;
         vo = s->o;
         vo.threads = s->dec_threads;
         vo.max_frames = -1;
@@ -857,9 +790,26 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         }
     }
     scan_free(&sc);
-    if (s->nseg && start_workers(s)) {
-        vsrc_close(&s);
-        return -1;
+    if (s->nseg) {
+        s->th = calloc((size_t)s->ndec, sizeof *s->th);
+        if (!s->th) {
+            ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
+            vsrc_close(&s);
+            return -1;
+        }
+        for (int i = 0; i < s->ndec; i++)
+            if (pthread_create(&s->th[s->nth], NULL, worker, s) == 0)
+                s->nth++;
+        if (s->nth == 0) {
+            ge_fail_in(path, "cannot start the decoder threads");
+            vsrc_close(&s);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %d segments on %d %sdecoders of %d thread%s, at most %zu MiB decoded "
+                    "ahead%s", path, s->nseg, s->nth, s->hw ? "NVDEC " : "", s->dec_threads,
+                    s->dec_threads == 1 ? "" : "s",
+                    (s->hw ? s->dev_budget : s->mem_budget) >> 20, s->hw ? " on the device" : "");
     }
     *out = s;
     return 0;
@@ -1041,7 +991,7 @@ void vsrc_close(vsrc **ps)
         const vs_seg *g = &s->segs[i];
         ge_note("%s: trace segment %d%s: start %.3f opened %.3f first %.3f end %.3f s; "
                 "%ld frames, waited %.3f s, off NVDEC surfaces %.3f s", s->path, i,
-                g->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
+                s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
                 g->t_wait, g->t_detach);
     }
     if (s->trace && s->hw) {
@@ -1070,7 +1020,6 @@ void vsrc_close(vsrc **ps)
     }
     free(s->segs);
     free(s->th);
-    free(s->wk);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s->path);

@@ -215,20 +215,20 @@ int main(void)
     CHECK(!vsrc_auto_nvdec(1, 9, 0.01), "vauto: 9 threads, one session: software", "NVDEC");
     CHECK(vsrc_auto_may_nvdec(16, 1.0) && !vsrc_auto_may_nvdec(16, 0.99) && vsrc_auto_may_nvdec(8, 0),
           "vauto: before the scan, NVDEC possible from 1.0 Gpx or at 8 threads", "no");
-    /* Software decoders beside NVDEC's (vsrc_mix_sw): the threads past
+    /* Software engines beside NVDEC's (vsrc_mix_sw): the threads past
      * VS_MIX_KEEP, VS_MIX_SW_THREADS each, VS_MIX_MAX at most; none where
      * the run has VS_AUTO_FEW_THREADS threads or fewer */
     {
         int t = 0, n;
         n = vsrc_mix_sw(16, &t);
-        CHECK(n == 6 && t == 2, "vauto: mix, 16 threads: 6 software decoders of 2 threads",
+        CHECK(n == 6 && t == 2, "vauto: mix, 16 threads: 6 software engines of 2 threads",
               "%d of %d", n, t);
         CHECK(vsrc_mix_sw(8, &t) == 0 && vsrc_mix_sw(2, &t) == 0 && vsrc_mix_sw(1, &t) == 0,
               "vauto: mix, 8 threads or fewer: none (the cores are the run's)", "some");
         n = vsrc_mix_sw(9, &t);
-        CHECK(n == 2, "vauto: mix, 9 threads: 2 software decoders", "%d", n);
+        CHECK(n == 2, "vauto: mix, 9 threads: 2 software engines", "%d", n);
         n = vsrc_mix_sw(128, &t);
-        CHECK(n == 9, "vauto: mix, 128 threads: 9 at most (16 decoders a file with 7 sessions)",
+        CHECK(n == 9, "vauto: mix, 128 threads: 9 at most",
               "%d", n);
     }
     /* NVDEC's device budget (vsrc_dev_budget): an eighth of the free
