@@ -161,7 +161,6 @@ static void *lane_thread(void *arg)
     engine_failed(c->lane_r);
     close_output(c, 1); /* (an early output its engine never reached) */
     vsrc_close(&c->vr);
-    ahead_drop(c);
     c->busy_s += ge_now() - t0;
     if (c->lane_r == -1)
         lane_hand_back(c);

@@ -231,7 +231,6 @@ int run_main(cli_opts *o)
      * the source for the end of the video it was reading: close it here,
      * the decode thread is joined. */
     vsrc_close(&c.vr);
-    ahead_drop(&c);
     t_closed = ge_now();
     if (c.hist) {
         ge_why_clear();

@@ -104,7 +104,6 @@ typedef struct run_ctx {
     /* video source (decode thread) */
     vsrc *vr;          /* the video being decoded (vsource.h: segments at once) */
     int vr_job;
-    struct vahead *ahead; /* the next one, opened ahead (ahead.c) */
     /* sink state (writer thread) */
     int sink_job;        /* job whose output is open, -1 none */
     so_file *out;
@@ -160,22 +159,6 @@ typedef struct run_start {
 int plan_jobs(run_ctx *c);
 const char *job_name_cb(void *ctx, int j);
 int code_job_cb(void *ctx, int j);
-
-/* ahead.c: an engine's next video opened ahead, its first frame decoded.
- * ahead_start: on the current video's first frame, takes the engine's next
- * job (a video: opened ahead; else back to the front of its claims).
- * ahead_take: when the current video has ended, the opened one becomes
- * c->vr (video_opened): its job, -1 none ahead, -2 its open failed
- * (reported, src_failed).  ahead_held: its first frame is to go next;
- * ahead_frame hands it on (vsrc_next's contract: 1, 0, -1 why loaded).
- * ahead_drop: closes whatever is ahead (the engine's end). */
-typedef struct vahead vahead;
-void ahead_start(run_ctx *c);
-int ahead_take(run_ctx *c);
-int ahead_held(const run_ctx *c);
-int ahead_frame(run_ctx *c, src_frame *fr, host_buf *buf);
-void ahead_drop(run_ctx *c);
-int lane_take(run_ctx *c);
 int job_mix_decoders(const run_ctx *c, int j);
 void jobs_free(run_ctx *c);
 void lane_claim(run_ctx *c, int ji);

@@ -73,7 +73,7 @@ static void first_decoded(run_ctx *c)
 
 /* The next job for this engine: one it took ahead, else the queue's.
  * -1 when none is left. */
-int lane_take(run_ctx *c)
+static int lane_take(run_ctx *c)
 {
     run_shared *sh = c->sh;
     int ji, seq = -1;
@@ -123,11 +123,9 @@ vid_opts video_opts(const cli_opts *o, int hwdec, int device)
 static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
 {
     job *j = &c->jobs[c->vr_job];
-    int r = ahead_held(c) ? ahead_frame(c, fr, buf) : vsrc_next(c->vr, fr, buf);
+    int r = vsrc_next(c->vr, fr, buf);
     if (r == 1 && c->vr_job == c->fail_job && j->decoded == 1)
         return lane_fail_now(c); /* its second frame */
-    if (r == 1 && j->decoded == 0)
-        ahead_start(c); /* the engine's next video, opened meanwhile */
     if (r == 1) {
         int64_t ts, dur;
         if (fr->on_device)
@@ -170,7 +168,6 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         job *j;
         if (sig_stopped()) {
             vsrc_close(&c->vr);
-            ahead_drop(c);
             return 0;
         }
         if (c->vr) {
@@ -178,8 +175,6 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
                 return r;
             continue;
         }
-        if ((ji = ahead_take(c)) != -1)
-            continue; /* opened ahead (now c->vr), or failed (reported) */
         if ((ji = lane_take(c)) < 0)
             return 0;
         j = &c->jobs[ji];
