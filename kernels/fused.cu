@@ -92,9 +92,9 @@
  * the same algorithm with a runtime radius and dynamic shared memory
  * (r = 32: 129 KB, 1 block/SM; on GPUs whose per-block shared memory is
  * too small for a radius the launcher returns cudaErrorNotSupported and
- * the caller runs the staged kernels).  FT_PREFETCH=1 (off by default)
- * instead runs ~one wave of blocks that copy the next row tile's raw input
- * into shared memory with cp.async while computing the current one.
+ * the caller runs the staged kernels).  (Blocks that copy the next row
+ * tile's input into shared memory with cp.async while computing the
+ * current one measured slower: 61 against 43 us at 4K RGB; bench-log.md.)
  *
  * Build facts (CUDA 13.0, sm_90, -Xptxas -v): r = 2 RGB8: 64 registers,
  * 0 spills, 41.2 KB dynamic + 2.6 KB static shared memory -> 4 blocks/SM
@@ -114,18 +114,12 @@
 #define FT_W 128       /* output tile columns */
 #define FT_H 32        /* output tile rows */
 #define FT_THREADS 256 /* threads a block (8 warps) */
-#ifndef FT_MINB         /* __launch_bounds__ min blocks a SM: 4 -> <= 64 */
-#define FT_MINB 4       /* registers (5 -> 48: small spills, more warps) */
-#endif
+/* __launch_bounds__ min blocks a SM: 4 -> <= 64 registers (5 -> 48:
+ * small spills, more warps, measured slower) */
+#define FT_MINB 4
 #define FT_RV 5        /* b rows a blur-V item */
 #define FT_NCH ((FT_H + 2 + FT_RV - 1) / FT_RV) /* blur-V row chunks: 7 */
 #define FT_BR (FT_NCH * FT_RV)                  /* b rows allocated: 35 */
-/* 1: a block loops over several row tiles and copies the next tile's raw
- * input into shared memory (cp.async) while it computes the current one;
- * 0: one tile a block, loads issued at the tile's start. */
-#ifndef FT_PREFETCH
-#define FT_PREFETCH 0 /* measured: 1 is slower (61 vs 43 us at 4K RGB) */
-#endif
 #define FT_TMAX 4      /* radii 0..FT_TMAX have compiled-in kernels */
 #define FT_MAX_GRID_Y 65535
 #define FULL_MASK 0xffffffffu
@@ -359,132 +353,6 @@ __device__ __forceinline__ void grey_fast(const fused_args &a, float *sg,
                                          : make_float4(0.f, 0.f, 0.f, 0.f);
             *(float4 *)(sg + i * GW + 4 * g) = v;
         }
-    }
-}
-
-/* Raw words of the fast layouts, one tile: item-major, thread-private
- * (each thread reads back only what it copied: no barrier, just a wait). */
-__host__ __device__ constexpr int ft_raw_words(int r, int lay)
-{
-    return lay == LAY_GEN ? 0
-                          : ft_gr(r) * (ft_gw(r) / 4) *
-                                (lay == LAY_RGB8 ? 3 : lay == LAY_RGBA8 ? 4 : 1);
-}
-
-__device__ __forceinline__ void cp_async4(uint32_t *dst, const void *src)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-#else
-    *dst = __ldg((const uint32_t *)src);
-#endif
-}
-__device__ __forceinline__ void cp_async16(uint4 *dst, const void *src)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-#else
-    *dst = __ldg((const uint4 *)src);
-#endif
-}
-__device__ __forceinline__ void cp_async_wait_all()
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
-
-/* Starts the copies of a tile's fast groups into raw; returns 2 bits an
- * item: 0 border group (slow loop), 1 copied, 2 zero row. */
-template <int RT, int LAY, int NIT>
-__device__ __forceinline__ unsigned grey_issue(const fused_args &a,
-                                               uint32_t *raw,
-                                               const long long *s_row, int X0)
-{
-    constexpr int GW = ft_gw(RT), NGG = GW / 4, GR = ft_gr(RT);
-    constexpr int GH = ft_hoff(RT) + RT, N = GR * NGG;
-    constexpr int WPG = lay_words<LAY>::n;
-    unsigned st = 0;
-#pragma unroll
-    for (int it = 0; it < NIT; it++) {
-        const int item = threadIdx.x + it * FT_THREADS;
-        const int i = item / NGG, g = item - i * NGG;
-        const int vx0 = X0 - GH + 4 * g;
-        if ((N % FT_THREADS == 0 || item < N) && vx0 >= 0 &&
-            vx0 + 4 <= a.W) {
-            const long long ro = s_row[i];
-            st |= (ro >= 0 ? 1u : 2u) << (2 * it);
-            if (ro >= 0) {
-                const unsigned char *row = a.src + ro;
-                uint32_t *d = raw + item * WPG;
-                if (LAY == LAY_RGB8) {
-                    const unsigned char *p = row + (size_t)vx0 * 3;
-                    cp_async4(d, p);
-                    cp_async4(d + 1, p + 4);
-                    cp_async4(d + 2, p + 8);
-                } else if (LAY == LAY_RGBA8) {
-                    cp_async16((uint4 *)d, row + (size_t)vx0 * 4);
-                } else {
-                    cp_async4(d, row + vx0);
-                }
-            }
-        }
-    }
-    return st;
-}
-
-template <int RT, int LAY, bool ID, int NIT>
-__device__ __forceinline__ void grey_convert(const fused_args &a, float *sg,
-                                             const uint32_t *raw, unsigned st)
-{
-    constexpr int GW = ft_gw(RT), NGG = GW / 4;
-    constexpr int WPG = lay_words<LAY>::n;
-#pragma unroll
-    for (int it = 0; it < NIT; it++) {
-        const int item = threadIdx.x + it * FT_THREADS;
-        const int i = item / NGG, g = item - i * NGG;
-        const unsigned k = (st >> (2 * it)) & 3u;
-        if (k) {
-            uint32_t w[WPG];
-            if (LAY == LAY_RGBA8) {
-                const uint4 q = *(const uint4 *)(raw + item * WPG);
-                w[0] = q.x;
-                w[WPG > 1 ? 1 : 0] = q.y;
-                w[WPG > 2 ? 2 : 0] = q.z;
-                w[WPG > 3 ? 3 : 0] = q.w;
-            } else {
-#pragma unroll
-                for (int j = 0; j < WPG; j++)
-                    w[j] = raw[item * WPG + j];
-            }
-            const float4 v = k == 1 ? conv_group<LAY, ID>(w, a)
-                                    : make_float4(0.f, 0.f, 0.f, 0.f);
-            *(float4 *)(sg + i * GW + 4 * g) = v;
-        }
-    }
-}
-
-/* the groups that cross the left/right border (border tiles only) */
-template <int RT>
-__device__ __forceinline__ void grey_border(const fused_args &a, float *sg,
-                                            const long long *s_row, int X0)
-{
-    constexpr int GW = ft_gw(RT), NGG = GW / 4, GR = ft_gr(RT);
-    constexpr int GH = ft_hoff(RT) + RT, n = GR * NGG;
-    if (X0 - GH >= 0 && X0 - GH + GW <= a.W)
-        return;
-#pragma unroll 1
-    for (int item = threadIdx.x; item < n; item += FT_THREADS) {
-        const int i = item / NGG, g = item - i * NGG;
-        const int vx0 = X0 - GH + 4 * g;
-        if (vx0 < 0 || vx0 + 4 > a.W)
-            *(float4 *)(sg + i * GW + 4 * g) = slow_group(a, s_row[i], vx0);
     }
 }
 
@@ -879,10 +747,6 @@ template <int RT, int LAY>
 __global__ void __launch_bounds__(FT_THREADS, FT_MINB)
     fused_kernel(const fused_args a)
 {
-    constexpr bool PF = FT_PREFETCH && RT >= 0 && LAY != LAY_GEN;
-    constexpr int RR = RT >= 0 ? RT : 0;
-    constexpr int NIT =
-        (ft_gr(RR) * (ft_gw(RR) / 4) + FT_THREADS - 1) / FT_THREADS;
     extern __shared__ float4 ft_smem4[];
     __shared__ unsigned s_hist[GE_HIST_BINS];
     __shared__ long long s_row[2][ft_gr(GE_MAX_RADIUS)];
@@ -891,7 +755,6 @@ __global__ void __launch_bounds__(FT_THREADS, FT_MINB)
     const int HOFF = ft_hoff(R), HW = ft_hw(R);
     float *const sg = sm;              /* grey, then b */
     float *const sh = sm + ft_gb(R);   /* h */
-    uint32_t *const raw = (uint32_t *)(sm + ft_smem_floats(R)); /* PF */
     const int X0 = blockIdx.x * FT_W;
     const int gdy = gridDim.y;
     /* s_hist's shared address less the quantiser's 2^23 bias, times 4 */
@@ -910,25 +773,11 @@ __global__ void __launch_bounds__(FT_THREADS, FT_MINB)
     if (ty + gdy < a.tiles_y)
         row_table(a, s_row[1], a.y0 + (ty + gdy) * FT_H, R);
     __syncthreads();
-    unsigned st = 0;
-    if (PF && ty < a.tiles_y)
-        st = grey_issue<RR, LAY, NIT>(a, raw, s_row[0], X0);
 
     for (int cur = 0; ty < a.tiles_y; ty += gdy, cur ^= 1) {
         const int Y0 = a.y0 + ty * FT_H;
-        if (PF) {
-            cp_async_wait_all();
-            if (a.ident)
-                grey_convert<RR, LAY, true, NIT>(a, sg, raw, st);
-            else
-                grey_convert<RR, LAY, false, NIT>(a, sg, raw, st);
-            grey_border<RR>(a, sg, s_row[cur], X0);
-        } else {
-            grey_phase<RT, LAY>(a, sg, s_row[cur], X0, R);
-        }
+        grey_phase<RT, LAY>(a, sg, s_row[cur], X0, R);
         __syncthreads();
-        if (PF && ty + gdy < a.tiles_y) /* the next tile, in flight */
-            st = grey_issue<RR, LAY, NIT>(a, raw, s_row[cur ^ 1], X0);
         if (R > 0) {
             h_phase<RT>(sg, sh, R);
             __syncthreads();
@@ -946,8 +795,8 @@ __global__ void __launch_bounds__(FT_THREADS, FT_MINB)
         else
             sobel_phase<RT, false, false>(a, sg, X0, Y0, HOFF, HW, hbias);
         /* the row table two tiles ahead, into this tile's buffer (its
-         * last readers: this tile's grey phase and issue, both before the
-         * barriers above) */
+         * last readers: this tile's grey phase, before the barriers
+         * above) */
         if (ty + 2 * gdy < a.tiles_y)
             row_table(a, s_row[cur], Y0 + 2 * gdy * FT_H, R);
         __syncthreads(); /* b (= grey) is reloaded next tile; bins final */
@@ -1007,12 +856,10 @@ static fused_fn kernel_for(int r, int lay, int *idx)
  * setting it at once is harmless.  A launch needing more shared memory
  * than the device has returns cudaErrorNotSupported (large radii on GPUs
  * with 64 or 99 KB a block: the caller runs the staged kernels). */
-static cudaError_t prepare_kernel(fused_fn fn, int idx, size_t shm,
-                                  int *resident)
+static cudaError_t prepare_kernel(fused_fn fn, int idx, size_t shm)
 {
     static unsigned long long done[FT_NK]; /* bit a device ordinal < 64 */
     static int optin_of[64];
-    static int resident_of[FT_NK][64]; /* blocks the device holds at once */
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
@@ -1041,19 +888,8 @@ static cudaError_t prepare_kernel(fused_fn fn, int idx, size_t shm,
             return e;
         if (shm + FT_STATIC_SMEM > (size_t)optin)
             return cudaErrorNotSupported;
-        int nb = 0, sms = 0;
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, FT_THREADS,
-                                                          shm);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                       dev);
-        if (e != cudaSuccess)
-            return e;
-        *resident = (nb > 0 ? nb : 1) * (sms > 0 ? sms : 1);
         if (bit) {
             __atomic_store_n(&optin_of[dev], optin, __ATOMIC_RELAXED);
-            __atomic_store_n(&resident_of[idx][dev], *resident,
-                             __ATOMIC_RELAXED);
             __atomic_fetch_or(&done[idx], bit, __ATOMIC_RELAXED);
         }
         return cudaSuccess;
@@ -1061,7 +897,6 @@ static cudaError_t prepare_kernel(fused_fn fn, int idx, size_t shm,
     if (shm + FT_STATIC_SMEM >
         (size_t)__atomic_load_n(&optin_of[dev], __ATOMIC_RELAXED))
         return cudaErrorNotSupported;
-    *resident = __atomic_load_n(&resident_of[idx][dev], __ATOMIC_RELAXED);
     return cudaSuccess;
 }
 
@@ -1155,24 +990,13 @@ static cudaError_t fused_launch(const ge_frame *f, int H, int in_y0,
     }
     int idx;
     const fused_fn fn = kernel_for(radius, lay, &idx);
-    /* prefetching kernels: + the raw staging buffer */
-    const bool pf = FT_PREFETCH && radius <= FT_TMAX && lay != LAY_GEN;
-    const size_t shm =
-        sizeof(float) * (size_t)ft_smem_floats(radius) +
-        (pf ? sizeof(uint32_t) * (size_t)ft_raw_words(radius, lay) : 0);
-    int resident = 0;
-    cudaError_t e = prepare_kernel(fn, idx, shm, &resident);
+    const size_t shm = sizeof(float) * (size_t)ft_smem_floats(radius);
+    cudaError_t e = prepare_kernel(fn, idx, shm);
     if (e != cudaSuccess)
         return e;
-    /* prefetching: about one wave of blocks, each looping over row tiles
-     * (so there is a next tile to prefetch); else one tile a block */
+    /* one row tile a block (grid.y capped: blocks loop over row tiles) */
     const int gx = (W + FT_W - 1) / FT_W;
     long gy = a.tiles_y;
-    if (pf) {
-        const long want = ((long)resident + gx - 1) / gx;
-        if (want < gy)
-            gy = want;
-    }
     if (h_max_gy > 0 && gy > h_max_gy)
         gy = h_max_gy;
     if (gy > FT_MAX_GRID_Y)

@@ -32,12 +32,8 @@
 #include "kernels.h"
 
 #define HIST_THREADS 256
-#ifndef HIST_VPT
 #define HIST_VPT 2               /* uint4 vectors a thread an iteration */
-#endif
-#ifndef HIST_BLOCKS_PER_SM
 #define HIST_BLOCKS_PER_SM 4
-#endif
 #define MAX_GRID_Y 65535
 #define FULL_MASK 0xffffffffu
 

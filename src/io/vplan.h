@@ -50,12 +50,8 @@
 /* Both kinds at once: the threads kept for the NVDEC engines (their
  * sessions' threads, pipelines and writers); the threads of each software
  * engine's decoder. */
-#ifndef VS_MIX_KEEP
 #define VS_MIX_KEEP 4
-#endif
-#ifndef VS_MIX_SW_THREADS
 #define VS_MIX_SW_THREADS 2
-#endif
 /* ... and at most this many software engines (each a pipeline, with its
  * buffers on the device) */
 #define VS_MIX_MAX 9
