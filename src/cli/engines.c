@@ -7,9 +7,10 @@
  * (each video is one work item: its decoder, engine and encoder in one
  * engine's threads, so several engines decode and encode several videos
  * at once; under --hwdec=auto some of them decode in software beside
- * those on NVDEC: mix_lanes).  Then the queue goes largest file first, so that the long
- * jobs start early, and an engine that fails hands its unfinished files
- * to the others (jobq.h).  The outputs are the same whatever the engines.
+ * those on NVDEC: mix_lanes).  Then the queue goes largest file first,
+ * so that the long jobs start early, and an engine that fails hands its
+ * unfinished files to the others (jobq.h).  The outputs are the same
+ * whatever the engines.
  */
 #include "run_int.h"
 
