@@ -5,6 +5,7 @@
 #ifndef GPUEDGE_VID_INTERNAL_H
 #define GPUEDGE_VID_INTERNAL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <libavutil/error.h>
 #include <libavutil/rational.h>
@@ -14,6 +15,11 @@
 /* Installs the av_log callback that counts readers' decoding errors and
  * sets libav's level (once; see vid_read.c). */
 void vid_log_init(void);
+
+/* 1 when an H.264 access unit (n bytes at p) holds an IDR slice;
+ * lensize: avcC's NAL length bytes, 0 for Annex B start codes (vid_read.c
+ * chains a file only onto one that starts so). */
+int vid_h264_idr(const uint8_t *p, int n, int lensize);
 
 static inline const char *vid_err_str(int err, char *buf, size_t n)
 {

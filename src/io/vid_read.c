@@ -40,6 +40,7 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 /* Readers whose demuxer/decoder messages are being counted (see log_cb). */
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t reader_ids; /* vid_reader.id */
 static struct vid_reader *live_head;
 static void count_log_error(void *opaque);
 
@@ -184,6 +185,25 @@ struct vid_reader {
     long hw_log_mark;  /* log_errors then */
     const AVCodec *sw_codec; /* the stream's software decoder */
     int threads;       /* decoder threads (0 = auto) */
+    /* Files chained on one decoder (vid_opts.next_input, DESIGN.md §4):
+     * at the end of this file's packets the next file's follow them into
+     * the same decoder instead of a drain, and the decoder moves to it */
+    int64_t id;        /* tags this file's packets (reordered_opaque) */
+    const char *(*next_input)(void *opaque);
+    void *next_opaque;
+    vid_reader *succ;  /* the next file, which owns the decoder now; this
+                          file's last frames still come out of it */
+    int tail_done;     /* ... and all of them have */
+    int pred;          /* a predecessor still takes its last frames from
+                          this reader's decoder */
+    int held;          /* r->frame is this file's first frame, received
+                          while the predecessor took its last ones */
+    int pkt_held;      /* r->pkt is this file's first packet, unsent */
+    ge_why_rec *dead;  /* it failed while the predecessor finished */
+    int has_b0;        /* the decoder's reorder delay at the first frame */
+    /* libavcodec's guess_correct_pts state, kept per file (the decoder's
+     * own would carry over from the file before) */
+    int64_t pc_faulty_pts, pc_faulty_dts, pc_last_pts, pc_last_dts;
     /* vid_open_mem: the caller's bytes, read through our AVIOContext */
     AVIOContext *avio;
     const uint8_t *mem;
@@ -338,6 +358,9 @@ static int hw_to_software(vid_reader *r)
     r->draining = r->eof = 0;
     r->errors_in_row = 0;
     r->corrupt = 0; /* the refused attempt's errors are not the file's */
+    r->pc_faulty_pts = r->pc_faulty_dts = 0;
+    r->pc_last_pts = r->pc_last_dts = INT64_MIN;
+    r->has_b0 = -1;
     __atomic_store_n(&r->log_errors, 0, __ATOMIC_RELAXED);
     if (ge_verbose)
         ge_note("%s: NVDEC does not take this %s stream: decoding in software (%s)", r->path,
@@ -414,7 +437,7 @@ static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
 /* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
  * else the n bytes at mem, with path only naming them in messages. */
 static int open_reader(const char *path, const void *mem, size_t mem_n,
-                       const vid_opts *o, vid_reader **out)
+                       const vid_opts *o, int demux_only, vid_reader **out)
 {
     vid_reader *r = NULL;
     const AVCodec *codec = NULL, *st_codec;
@@ -461,6 +484,13 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     r->rgb = o ? o->rgb : 0;
     r->start_ts = AV_NOPTS_VALUE;
     r->last_pts = AV_NOPTS_VALUE;
+    r->id = __atomic_add_fetch(&reader_ids, 1, __ATOMIC_RELAXED);
+    r->has_b0 = -1;
+    r->pc_last_pts = r->pc_last_dts = INT64_MIN;
+    if (o && !mem) {
+        r->next_input = o->next_input;
+        r->next_opaque = o->next_opaque;
+    }
 
     ret = avformat_open_input(&r->fmt, url, NULL, NULL);
     if (ret < 0) {
@@ -506,12 +536,19 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
             r->fmt->streams[i]->discard = AVDISCARD_ALL;
     st = r->fmt->streams[r->vidx];
     r->tb = st->time_base;
+    if (demux_only) { /* chain(): the decoder comes from the file before */
+        free(url);
+        *out = r;
+        return 0;
+    }
 
     st_codec = codec;
     if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
         goto fail;
     r->sw_codec = st_codec;
     r->threads = o && o->threads > 0 ? o->threads : 0;
+    if (r->hw && r->next_input)
+        r->threads = 1; /* chain_ok: one thread, as NVDEC's segments have */
     ret = open_decoder(r, codec);
     if (ret < 0 && r->hw_lost) {
         /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
@@ -550,7 +587,7 @@ fail:
 
 int vid_open(const char *path, const vid_opts *o, vid_reader **out)
 {
-    return open_reader(path, NULL, 0, o, out);
+    return open_reader(path, NULL, 0, o, 0, out);
 }
 
 int vid_open_mem(const void *buf, size_t n, const char *name,
@@ -558,17 +595,38 @@ int vid_open_mem(const void *buf, size_t n, const char *name,
 {
     static const uint8_t none[1];
     return open_reader(name ? name : "(memory)", buf ? buf : none,
-                       buf ? n : 0, o, out);
+                       buf ? n : 0, o, 0, out);
 }
 
-static void fill_frame(vid_reader *r, src_frame *fr, const ge_frame *g, double t0)
+/* libavcodec's guess_correct_pts (decode.c, 5.1), on this file's state:
+ * the same best_effort_timestamp a decoder of this file alone gives. */
+static int64_t best_effort(vid_reader *r, int64_t pts, int64_t dts)
 {
-    int64_t ts = r->frame->best_effort_timestamp;
+    if (dts != AV_NOPTS_VALUE) {
+        r->pc_faulty_dts += dts <= r->pc_last_dts;
+        r->pc_last_dts = dts;
+    } else if (pts != AV_NOPTS_VALUE) {
+        r->pc_last_dts = pts;
+    }
+    if (pts != AV_NOPTS_VALUE) {
+        r->pc_faulty_pts += pts <= r->pc_last_pts;
+        r->pc_last_pts = pts;
+    } else if (dts != AV_NOPTS_VALUE) {
+        r->pc_last_pts = dts;
+    }
+    if ((r->pc_faulty_pts <= r->pc_faulty_dts || dts == AV_NOPTS_VALUE) && pts != AV_NOPTS_VALUE)
+        return pts;
+    return dts;
+}
+
+static void fill_frame(vid_reader *r, src_frame *fr, const ge_frame *g, const AVFrame *f,
+                       int64_t ts, double t0)
+{
     fr->f = *g;
     fr->index = r->nout++;
     fr->pts = ts == AV_NOPTS_VALUE ? -1.0 : (double)ts * av_q2d(r->tb);
     r->last_pts = ts;
-    r->last_dur = r->frame->pkt_duration > 0 ? r->frame->pkt_duration : 0;
+    r->last_dur = f->pkt_duration > 0 ? f->pkt_duration : 0;
     fr->decode_ms = (ge_now() - t0) * 1000.0;
 }
 
@@ -613,70 +671,207 @@ static int ends_inside_frame(vid_reader *r)
     return size > 0 && r->pkt_end > 0 && r->pkt_end < size;
 }
 
-int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
+/* own->frame, decoded from r's packets, handed on as r's frame (own: the
+ * reader whose decoder gave it; r's successor for r's last frames, whose
+ * dts is then none, as a drain's are).  1 a frame, 0 dropped (before
+ * --start), -1 failed (why recorded). */
+static int deliver(vid_reader *r, vid_reader *own, int64_t dts, src_frame *fr, host_buf *buf,
+                   double t0)
 {
-    double t0 = ge_now();
+    AVFrame *f = own->frame;
+    int64_t ts = best_effort(r, f->pts, dts);
+    ge_frame g;
+    if (r->has_b0 < 0)
+        r->has_b0 = own->dec->has_b_frames;
+    if ((f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags)
+        r->corrupt++;
+    if (r->start_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE && ts < r->start_ts) {
+        av_frame_unref(f);
+        return 0;
+    }
+    if (f->format == AV_PIX_FMT_CUDA) {
+        /* NVDEC: the luma plane stays in the decoder's surface */
+        ge_why_clear();
+        if (own->hw && hw_describe(f, own->dec->sw_pix_fmt, &g) == 0) {
+            fill_frame(r, fr, &g, f, ts, t0);
+            if (hw_take(own->hw, f, fr) == 0) {
+                if (ge_verbose && !r->hw_noted)
+                    ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
+                            r->path, own->dec->codec->name,
+                            av_get_pix_fmt_name(own->dec->sw_pix_fmt) ?
+                            av_get_pix_fmt_name(own->dec->sw_pix_fmt) : "?",
+                            fr->f.width, fr->f.height);
+                r->hw_noted = 1;
+                return 1;
+            }
+            r->nout--;
+        }
+        r->failed = 1;
+        ge_fail_in(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout, f->width,
+                   f->height, ge_why()[0] ? ge_why() : "a CUDA frame without NVDEC");
+        av_frame_unref(f);
+        return -1;
+    }
+    if (vid_frame_to_ge(f, r->rgb, &r->conv, buf, &g)) {
+        r->failed = 1;
+        ge_fail_in(r->path, "cannot convert frame %ld (%s, %dx%d): %s", r->nout,
+                   av_get_pix_fmt_name(f->format) ? av_get_pix_fmt_name(f->format) : "?",
+                   f->width, f->height, ge_why());
+        av_frame_unref(f);
+        return -1;
+    }
+    fill_frame(r, fr, &g, f, ts, t0);
+    av_frame_unref(f);
+    return 1;
+}
+
+/* Sends r->pkt (tagged as r's) and lets it go.  0, or -1 (the file
+ * failed: why recorded). */
+static int send_packet(vid_reader *r)
+{
+    int ret;
+    r->hw_mark_set = 0;
+    r->dec->reordered_opaque = r->id;
+    ret = avcodec_send_packet(r->dec, r->pkt);
+    av_packet_unref(r->pkt);
+    /* Every frame was received before this send, so EAGAIN cannot
+     * happen; any other error is a bad packet, skipped. */
+    if (ret < 0 && ret != AVERROR(EAGAIN) && r->hw_lost)
+        return hw_fallback(r);
+    if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
+        return -1;
+    return 0;
+}
+
+/* The first NAL units of an H.264 access unit hold an IDR slice (type
+ * 5): nothing after it refers to what came before.  lensize: the NAL
+ * length field's bytes (avcC), 0 for start codes (Annex B). */
+int vid_h264_idr(const uint8_t *p, int n, int lensize)
+{
+    if (lensize > 0) {
+        while (n > lensize) {
+            uint32_t len = 0;
+            for (int i = 0; i < lensize; i++)
+                len = len << 8 | p[i];
+            p += lensize;
+            n -= lensize;
+            if (len == 0 || len > (uint32_t)n)
+                return 0;
+            if ((p[0] & 0x1f) == 5)
+                return 1;
+            p += len;
+            n -= (int)len;
+        }
+        return 0;
+    }
+    for (int i = 0; i + 3 < n; i++)
+        if (p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 1) {
+            if ((p[i + 3] & 0x1f) == 5)
+                return 1;
+            i += 2;
+        }
+    return 0;
+}
+
+/* The decoder may go on into another file at the end of r's packets:
+ * H.264 on NVDEC or a one-thread software decoder, the whole file read
+ * from its start without damage, its reorder delay what its parameter
+ * sets gave (a later file of the same ones starts from that too). */
+static int chain_ok(const vid_reader *r)
+{
+    return r->next_input && !r->pred && !r->mem && !r->rgb && r->max_frames < 0 &&
+           r->start_ts == AV_NOPTS_VALUE && r->nout > 0 && r->dec &&
+           r->dec->codec_id == AV_CODEC_ID_H264 && r->dec->active_thread_type == 0 &&
+           (r->hw ? r->dec->pix_fmt == AV_PIX_FMT_CUDA : r->dec->pix_fmt != AV_PIX_FMT_CUDA) &&
+           !r->hw_only && r->dec->has_b_frames == r->has_b0 && vid_corrupt_count(r) == 0;
+}
+
+/* s's stream continues r's in one decoder: the same codec, parameter
+ * sets (extradata), size, format, colours and time base, and its first
+ * packet an IDR. */
+static int continues(vid_reader *r, vid_reader *s)
+{
+    const AVStream *sa = r->fmt->streams[r->vidx], *sb = s->fmt->streams[s->vidx];
+    const AVCodecParameters *a = sa->codecpar, *b = sb->codecpar;
+    int ret;
+    if (b->codec_id != a->codec_id || b->width != a->width || b->height != a->height ||
+        b->format != a->format || b->profile != a->profile || b->level != a->level ||
+        b->color_range != a->color_range || b->color_primaries != a->color_primaries ||
+        b->color_trc != a->color_trc || b->color_space != a->color_space ||
+        b->chroma_location != a->chroma_location || b->field_order != a->field_order ||
+        av_cmp_q(b->sample_aspect_ratio, a->sample_aspect_ratio) ||
+        av_cmp_q(sb->time_base, sa->time_base) || a->extradata_size < 7 ||
+        b->extradata_size != a->extradata_size ||
+        memcmp(b->extradata, a->extradata, (size_t)a->extradata_size))
+        return 0;
+    while ((ret = av_read_frame(s->fmt, s->pkt)) >= 0 && s->pkt->stream_index != s->vidx)
+        av_packet_unref(s->pkt);
+    if (ret < 0)
+        return 0;
+    s->pkt_held = 1;
+    if (s->fmt->pb)
+        s->pkt_end = avio_tell(s->fmt->pb);
+    return (s->pkt->flags & AV_PKT_FLAG_KEY) && !(s->pkt->flags & AV_PKT_FLAG_CORRUPT) &&
+           vid_h264_idr(s->pkt->data, s->pkt->size,
+                        a->extradata[0] == 1 ? (a->extradata[4] & 3) + 1 : 0);
+}
+
+/* At the end of r's packets: the next file (vid_opts.next_input) takes
+ * the decoder over when its stream continues r's, and its packets follow
+ * r's without a drain; r->succ.  0 chained, -1 not (r drains as usual;
+ * nothing recorded: a file that cannot be opened here is opened again
+ * and reported by its own turn). */
+static int chain(vid_reader *r)
+{
+    ge_why_rec *keep;
+    const char *path;
+    vid_reader *s = NULL;
+    int ok;
+    if (!chain_ok(r) || !(path = r->next_input(r->next_opaque)))
+        return -1;
+    if (!strcmp(path, "-") || strstr(path, "://") || !(keep = malloc(sizeof *keep)))
+        return -1;
+    ge_why_save(keep);
+    ok = open_reader(path, NULL, 0, NULL, 1, &s) == 0 && continues(r, s);
+    ge_why_load(keep);
+    free(keep);
+    if (!ok) {
+        vid_close(&s);
+        return -1;
+    }
+    s->dec = r->dec;
+    s->hw = r->hw;
+    r->dec = NULL;
+    r->hw = NULL;
+    s->dec->opaque = s; /* log_cb counts its errors as s's now */
+    s->sw_codec = r->sw_codec;
+    s->threads = r->threads;
+    s->has_b0 = r->has_b0;
+    s->next_input = r->next_input;
+    s->next_opaque = r->next_opaque;
+    s->pred = 1;
+    r->succ = s;
+    if (ge_verbose)
+        ge_note("%s: decoded on by %s that decoded %s (no new decoder)", s->path,
+                s->hw ? "the NVDEC session" : "the decoder", r->path);
+    return 0;
+}
+
+/* r's decoder's next frame, into r->frame: 1 a frame, 0 the end, 2
+ * chained (r->succ decodes on), -1 failed (why recorded). */
+static int decode_step(vid_reader *r)
+{
     char eb[AV_ERROR_MAX_STRING_SIZE];
     int ret;
-
-    src_frame_host(fr);
     for (;;) {
-        if (r->max_frames >= 0 && r->nout >= r->max_frames)
-            return 0;
         if (sig_stop)
             return -1;
         if (r->eof)
             return 0;
-
         r->hw_mark_set = 0; /* get_format's retry happens within one call */
         ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret >= 0) {
-            int64_t ts = r->frame->best_effort_timestamp;
-            ge_frame g;
             r->errors_in_row = 0;
-            if ((r->frame->flags & AV_FRAME_FLAG_CORRUPT) ||
-                r->frame->decode_error_flags)
-                r->corrupt++;
-            if (r->start_ts != AV_NOPTS_VALUE && ts != AV_NOPTS_VALUE &&
-                ts < r->start_ts) {
-                av_frame_unref(r->frame);
-                continue;
-            }
-            if (r->frame->format == AV_PIX_FMT_CUDA) {
-                /* NVDEC: the luma plane stays in the decoder's surface */
-                ge_why_clear();
-                if (r->hw && hw_describe(r->frame, r->dec->sw_pix_fmt, &g) == 0) {
-                    fill_frame(r, fr, &g, t0);
-                    if (hw_take(r->hw, r->frame, fr) == 0) {
-                        if (ge_verbose && !r->hw_noted)
-                            ge_note("%s: NVDEC decoding (%s, %s, %dx%d), frames kept on the GPU",
-                                    r->path, r->dec->codec->name,
-                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) ?
-                                    av_get_pix_fmt_name(r->dec->sw_pix_fmt) : "?",
-                                    fr->f.width, fr->f.height);
-                        r->hw_noted = 1;
-                        return 1;
-                    }
-                    r->nout--;
-                }
-                r->failed = 1;
-                ge_fail_in(r->path, "cannot use NVDEC frame %ld (%dx%d): %s", r->nout,
-                           r->frame->width, r->frame->height,
-                           ge_why()[0] ? ge_why() : "a CUDA frame without NVDEC");
-                av_frame_unref(r->frame);
-                return -1;
-            }
-            if (vid_frame_to_ge(r->frame, r->rgb, &r->conv, buf, &g)) {
-                r->failed = 1;
-                ge_fail_in(r->path, "cannot convert frame %ld (%s, %dx%d): %s",
-                           r->nout, av_get_pix_fmt_name(r->frame->format) ?
-                           av_get_pix_fmt_name(r->frame->format) : "?",
-                           r->frame->width, r->frame->height, ge_why());
-                av_frame_unref(r->frame);
-                return -1;
-            }
-            fill_frame(r, fr, &g, t0);
-            av_frame_unref(r->frame);
             return 1;
         }
         if (ret == AVERROR_EOF) {
@@ -698,7 +893,12 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             r->eof = 1;
             return 0;
         }
-
+        if (r->pkt_held) {
+            r->pkt_held = 0;
+            if (send_packet(r))
+                return -1;
+            continue;
+        }
         ret = av_read_frame(r->fmt, r->pkt);
         if (ret < 0) {
             if (sig_stop || ret == AVERROR_EXIT)
@@ -717,6 +917,8 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
                     ge_note("%s: video data ends early: %s", r->path,
                             vid_err_str(ret, eb, sizeof eb));
             }
+            if (ret == AVERROR_EOF && chain(r) == 0)
+                return 2;
             /* drain: a NULL packet, then receive until AVERROR_EOF */
             avcodec_send_packet(r->dec, NULL);
             r->draining = 1;
@@ -730,19 +932,83 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
             r->corrupt++; /* still decoded: the decoder may conceal it */
         if (r->fmt->pb)
             r->pkt_end = avio_tell(r->fmt->pb);
-        r->hw_mark_set = 0;
-        ret = avcodec_send_packet(r->dec, r->pkt);
-        av_packet_unref(r->pkt);
-        /* Every frame was received before this send, so EAGAIN cannot
-         * happen; any other error is a bad packet, skipped. */
-        if (ret < 0 && ret != AVERROR(EAGAIN) && r->hw_lost) {
-            if (hw_fallback(r))
-                return -1;
-            continue;
-        }
-        if (ret < 0 && ret != AVERROR(EAGAIN) && decode_error(r, ret))
+        if (send_packet(r))
             return -1;
     }
+}
+
+/* r chained: its last frames, out of its successor's decoder, until the
+ * successor's first.  1 a frame, 0 r's end, -1 failed.  When the
+ * successor fails first (its file unreadable), it keeps why for its own
+ * turn and drains, so that r's frames still come out. */
+static int tail_next(vid_reader *r, src_frame *fr, host_buf *buf, double t0)
+{
+    vid_reader *s = r->succ;
+    for (;;) {
+        int rc;
+        if (r->tail_done)
+            return 0;
+        rc = decode_step(s);
+        if (rc < 0 && !sig_stop && !s->dead && (s->dead = malloc(sizeof *s->dead))) {
+            ge_why_save(s->dead);
+            avcodec_send_packet(s->dec, NULL);
+            s->draining = 1;
+            s->eof = 0;
+            s->pkt_held = 0;
+            av_packet_unref(s->pkt);
+            continue;
+        }
+        if (rc < 0)
+            return -1;
+        if (rc == 1 && s->frame->reordered_opaque == r->id) {
+            if ((rc = deliver(r, s, AV_NOPTS_VALUE, fr, buf, t0)) != 0)
+                return rc;
+            continue;
+        }
+        s->held = rc == 1;
+        s->pred = 0;
+        r->tail_done = 1;
+        return 0;
+    }
+}
+
+int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
+{
+    double t0 = ge_now();
+    int rc;
+
+    src_frame_host(fr);
+    for (;;) {
+        if (r->max_frames >= 0 && r->nout >= r->max_frames)
+            return 0;
+        if (sig_stop)
+            return -1;
+        if (r->succ)
+            return tail_next(r, fr, buf, t0);
+        if (r->dead) {
+            ge_why_load(r->dead);
+            r->failed = 1;
+            return -1;
+        }
+        if (r->held) {
+            r->held = 0;
+        } else if ((rc = decode_step(r)) != 1) {
+            if (rc == 2)
+                continue;
+            return rc;
+        }
+        if ((rc = deliver(r, r, r->frame->pkt_dts, fr, buf, t0)) != 0)
+            return rc;
+    }
+}
+
+vid_reader *vid_successor(vid_reader *r)
+{
+    vid_reader *s = r ? r->succ : NULL;
+    if (!s || !r->tail_done)
+        return NULL;
+    r->succ = NULL;
+    return s;
 }
 
 void vid_close(vid_reader **pr)
@@ -752,6 +1018,8 @@ void vid_close(vid_reader **pr)
         return;
     r = *pr;
     *pr = NULL;
+    vid_close(&r->succ); /* (the decoder is the successor's) */
+    free(r->dead);
     avcodec_free_context(&r->dec); /* joins the decoder's threads */
     hw_close(&r->hw); /* frames handed out keep their own references */
     avformat_close_input(&r->fmt);
@@ -804,7 +1072,7 @@ void vid_get_info(const vid_reader *r, vid_info *info)
 
 int vid_hwdec_active(const vid_reader *r)
 {
-    return r && r->hw != NULL;
+    return r && (r->hw != NULL || (r->succ && r->succ->hw != NULL));
 }
 
 long vid_corrupt_count(const vid_reader *r)

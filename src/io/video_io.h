@@ -47,6 +47,17 @@ typedef struct vid_opts {
     size_t mem_budget; /* vsrc_*: host bytes of frames its segments may
                           hold decoded ahead; 0 = vsrc_host_budget's for
                           one engine (vsource.h) */
+    /* Files chained on one decoder (DESIGN.md §4): at the end of an H.264
+     * file decoded on NVDEC (or by a one-thread software decoder), from
+     * its start and undamaged, the reader asks next_input(next_opaque)
+     * for the next file's name (NULL: none).  When that file's stream
+     * continues this one's (the same parameter sets, size, format and
+     * time base; an IDR first), its packets follow into the same decoder
+     * with no drain and no new NVDEC session, and vid_successor hands its
+     * reader on once this file's frames are out; else this file drains
+     * as usual and the name is the caller's to open.  NULL: never. */
+    const char *(*next_input)(void *opaque);
+    void *next_opaque;
 } vid_opts;
 
 typedef struct vid_reader vid_reader;
@@ -82,6 +93,10 @@ int vid_open_mem(const void *buf, size_t n, const char *name,
 /* Next frame into *fr (fr->f.data points into buf, reserved as needed;
  * fr->job is left to the caller).  1 / 0 end / -1 failed (see above). */
 int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
+/* After vid_next returned 0: the next file's reader when this one
+ * chained (vid_opts.next_input; it owns the decoder now and goes on from
+ * its first frame), else NULL.  The caller owns it; r can be closed. */
+vid_reader *vid_successor(vid_reader *r);
 /* Frees, silently: the caller reports a damaged input once
  * (vid_corrupt_count; a source of several readers over one file would
  * otherwise say it once a reader).  NULL-safe, sets *r to NULL. */

@@ -681,7 +681,10 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     vid_opts vo = *o;
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : ge_cpu_count();
-    int ndec = ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS : ncpu < 1 ? 1 : (int)ncpu;
+    /* a file that may chain onto the next (vid_opts.next_input) has one
+     * decoder: its session goes on into the next file */
+    int ndec = o->next_input ? 1 : ncpu > VS_MAX_DECODERS ? VS_MAX_DECODERS
+                                   : ncpu < 1 ? 1 : (int)ncpu;
     int autohw = 0, sw_first = 0, regular, reopen, scanned = 0, segmented;
     size_t seg_max = 0;
     vs_scan sc;
@@ -840,6 +843,7 @@ static int start_fallback(vsrc *s)
         ge_note("%s: damaged data after frame %ld: the rest from one decoder", s->path,
                 s->delivered);
     vo.max_frames = -1; /* counted here */
+    vo.next_input = NULL;
     /* one thread: libavcodec's frame threads conceal damaged H.264
      * differently from run to run (seen with FFmpeg 5.1); one thread gives
      * what --threads 1 gives */
@@ -1049,6 +1053,32 @@ long vsrc_corrupt_count(const vsrc *s)
     pthread_mutex_lock((pthread_mutex_t *)&s->mu);
     n = s->corrupt;
     pthread_mutex_unlock((pthread_mutex_t *)&s->mu);
+    return n;
+}
+
+vsrc *vsrc_successor(vsrc *s, const char *path)
+{
+    vid_reader *r = s && s->plain && !s->fallback ? vid_successor(s->plain) : NULL;
+    vsrc *n;
+    if (!r)
+        return NULL;
+    if (!(n = calloc(1, sizeof *n)) || !(n->path = strdup(path))) {
+        free(n);
+        vid_close(&r);
+        return NULL;
+    }
+    n->o = s->o;
+    n->plain = r;
+    vid_get_info(r, &n->info);
+    n->hw = vid_hwdec_active(r);
+    n->regular = s->regular;
+    n->dev_budget = s->dev_budget;
+    n->mem_budget = s->mem_budget;
+    n->last_ts = AV_NOPTS_VALUE;
+    n->t0 = ge_now();
+    n->trace = s->trace;
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->cv, NULL);
     return n;
 }
 

@@ -38,6 +38,10 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out);
  * from 0), 0 the end, -1 failed (why recorded, also a decoder thread's;
  * none on sig_stop). */
 int vsrc_next(vsrc *s, src_frame *fr, host_buf *buf);
+/* After vsrc_next returned 0: the next file (`path`) when its packets
+ * followed this one's into the same decoder (vid_opts.next_input: only
+ * a file not segmented), open and decoding; else NULL. */
+vsrc *vsrc_successor(vsrc *s, const char *path);
 /* Joins the decoders, frees everything.  NULL-safe; *s = NULL. */
 void vsrc_close(vsrc **s);
 
