@@ -138,6 +138,7 @@ static void lane_hand_back(run_ctx *c)
         n++;
     }
     c->nclaim = 0;
+    c->chain_job = c->chain_back = -1;
     if (n)
         ge_err(NULL, "engine %d (%s) failed; its %d unfinished file%s go%s to the other engines",
                c->lane, c->lrep.device, n, n == 1 ? "" : "s", n == 1 ? "es" : "");
@@ -309,6 +310,11 @@ static int count_lanes(run_ctx *c, rep_stats *rep, int *devs, int *ndev)
     if (!c->sh->sorted)
         nlanes = 1; /* (the queue was ordered for one engine) */
     c->sh->sw_lanes = sw;
+    /* NVDEC engines chain their files on one decoder (media_next) where
+     * the batch gives every engine two files at least; a few long files
+     * keep their segments' several sessions */
+    c->sh->chain = c->use_gpu && o->hwdec != CLI_HWDEC_NONE && nlanes > 1 &&
+                   pending >= 2 * nlanes;
     if (sw && ge_verbose)
         ge_note("--hwdec=auto: %d engine%s on NVDEC, %d decoding in software (%d threads "
                 "each), one queue", nlanes - sw, nlanes - sw == 1 ? "" : "s", sw,
@@ -350,6 +356,7 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     l->lane = i;
     l->device = use_gpu ? devs[i % ndev] : -1;
     l->fail_job = -1;
+    l->chain_job = l->chain_back = -1;
     l->nvj_dev_set = 0;
     rep_init(&l->lrep);
     memset(&l->lchk, 0, sizeof l->lchk);

@@ -29,6 +29,7 @@ static void run_init(run_ctx *c, run_shared *sh, run_start *st, cli_opts *o)
     c->o = o;
     c->device = o->device;
     c->fail_job = -1;
+    c->chain_job = c->chain_back = -1;
     c->sink_job = -1;
     c->threads = o->threads;
     c->hwdec = o->hwdec;

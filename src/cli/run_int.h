@@ -78,6 +78,7 @@ typedef struct run_shared {
                              software (beside NVDEC's: vplan.h) */
     int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
+    int chain;            /* NVDEC engines chain files on one decoder */
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
     int fail_lane, fail_nth; /* the failing-engine test hook (hooks.c); -1 none */
@@ -96,6 +97,9 @@ typedef struct run_ctx {
     int claim[16];       /* jobs taken from the queue ahead for this engine
                             (early_open's, an nvJPEG group's), in order */
     int nclaim;
+    int chain_job;       /* the job its video's reader took to chain onto
+                            (chain_next), -1 none */
+    int chain_back;      /* one taken so but not chained: served next */
     long lane_files;     /* files it took */
     int dead;            /* its engine failed (several engines) */
     int fail_job;        /* the failing-engine test hook's job, -1 none */

@@ -71,19 +71,10 @@ static void first_decoded(run_ctx *c)
                               __ATOMIC_RELAXED);
 }
 
-/* The next job for this engine: one it took ahead, else the queue's.
- * -1 when none is left. */
-static int lane_take(run_ctx *c)
+/* Job ji is this engine's now (seq: its queue position, -1 unknown). */
+static void lane_took(run_ctx *c, int ji, int seq)
 {
     run_shared *sh = c->sh;
-    int ji, seq = -1;
-    if (c->nclaim) {
-        ji = c->claim[0];
-        c->nclaim--;
-        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
-    } else if ((ji = jq_pop(&sh->q, &seq)) < 0) {
-        return -1;
-    }
     c->jobs[ji].lane = c->lane;
     c->lane_files++;
     if (sh->nlanes > 1 && ge_verbose) {
@@ -95,7 +86,59 @@ static int lane_take(run_ctx *c)
     }
     if ((sh->fail_lane == c->lane || sh->fail_lane == INT_MAX) && c->lane_files == sh->fail_nth)
         c->fail_job = ji;
+}
+
+/* The next job for this engine: one its video's reader took and did not
+ * chain, one it took ahead, else the queue's.  -1 when none is left. */
+static int lane_take(run_ctx *c)
+{
+    int ji, seq = -1;
+    if (c->chain_back >= 0) {
+        ji = c->chain_back; /* (taken already) */
+        c->chain_back = -1;
+        return ji;
+    }
+    if (c->nclaim) {
+        ji = c->claim[0];
+        c->nclaim--;
+        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+    } else if ((ji = jq_pop(&c->sh->q, &seq)) < 0) {
+        return -1;
+    }
+    lane_took(c, ji, seq);
     return ji;
+}
+
+/* A job the reader of this engine's video may chain onto: a video of a
+ * regular file (vid_read.c opens it itself, checks that its stream
+ * continues the one decoding, else leaves it to lane_take). */
+static int chain_fits(void *ctx, int ji)
+{
+    const job *j = &((run_ctx *)ctx)->jobs[ji];
+    return j->state == JOB_PENDING && j->video_in && strcmp(j->input, "-") &&
+           !strstr(j->input, "://");
+}
+
+/* vid_opts.next_input: this engine's next file when it is such a video;
+ * video_end learns whether the reader chained it. */
+static const char *chain_next(void *ctx)
+{
+    run_ctx *c = ctx;
+    int ji;
+    if (sig_stopped() || c->chain_job >= 0 || c->chain_back >= 0)
+        return NULL;
+    if (c->nclaim) {
+        if (!chain_fits(c, c->claim[0]))
+            return NULL;
+        ji = c->claim[0];
+        c->nclaim--;
+        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+    } else if ((ji = jq_pop_if(&c->sh->q, chain_fits, c)) < 0) {
+        return NULL;
+    }
+    lane_took(c, ji, -1);
+    c->chain_job = ji;
+    return c->jobs[ji].input;
 }
 
 /* The failing-engine test hook: this engine fails now, as a lost device
@@ -116,6 +159,24 @@ vid_opts video_opts(const cli_opts *o, int hwdec, int device)
     vo.hwdec = hwdec;
     vo.device = device;
     return vo;
+}
+
+/* The open video ended (r: vsrc_next's 0 or -1): closed, and the file
+ * its reader chained onto (chain_next) open in its place, decoding on;
+ * one it took but did not chain goes next (lane_take). */
+static void video_end(run_ctx *c, int r)
+{
+    int ji = c->chain_job;
+    vsrc *next = ji >= 0 && r == 0 ? vsrc_successor(c->vr, c->jobs[ji].input) : NULL;
+    vsrc_close(&c->vr);
+    c->chain_job = -1;
+    if (!next) {
+        c->chain_back = ji;
+        return;
+    }
+    c->vr = next;
+    c->jobs[ji].t_begin = ge_now();
+    video_opened(c, ji);
 }
 
 /* The open video's next frame: 1 a frame, 0 the video ended (closed; a
@@ -155,7 +216,7 @@ static int video_frame(run_ctx *c, src_frame *fr, host_buf *buf)
             ge_err(j->input, "no video frames decoded");
         j->src_failed = 1;
     }
-    vsrc_close(&c->vr);
+    video_end(c, r);
     return 0;
 }
 
@@ -199,6 +260,10 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->hwdec : CLI_HWDEC_NONE, c->device);
         vo.threads = c->threads;
         vo.mem_budget = c->mem_budget;
+        if (c->sh->chain && vo.hwdec != CLI_HWDEC_NONE) {
+            vo.next_input = chain_next;
+            vo.next_opaque = c;
+        }
         j->t_begin = ge_now();
         if (vsrc_open(j->input, &vo, &c->vr)) {
             ge_err_why(j->input);
