@@ -79,6 +79,7 @@ typedef struct run_shared {
     int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
     int chain;            /* NVDEC engines chain files on one decoder */
+    int chained;          /* files they chained so far (atomic) */
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
     int fail_lane, fail_nth; /* the failing-engine test hook (hooks.c); -1 none */

@@ -93,6 +93,13 @@ static void lane_took(run_ctx *c, int ji, int seq)
 static int lane_take(run_ctx *c)
 {
     int ji, seq = -1;
+    /* An engine decoding in software beside NVDEC's (mix_lanes) covers
+     * the NVDEC sessions' starts; once an NVDEC engine chains its files
+     * there are none left to cover, and its slower files and the cores it
+     * takes would only hold the batch back (BENCHMARKS.md "Video batches") */
+    if (c->hwdec == CLI_HWDEC_NONE && c->sh->sw_lanes > 0 &&
+        __atomic_load_n(&c->sh->chained, __ATOMIC_RELAXED) > 0)
+        return -1;
     if (c->chain_back >= 0) {
         ji = c->chain_back; /* (taken already) */
         c->chain_back = -1;
@@ -175,6 +182,7 @@ static void video_end(run_ctx *c, int r)
         return;
     }
     c->vr = next;
+    __atomic_add_fetch(&c->sh->chained, 1, __ATOMIC_RELAXED);
     c->jobs[ji].t_begin = ge_now();
     video_opened(c, ji);
 }
