@@ -162,22 +162,14 @@ static void *lane_thread(void *arg)
     double t0 = ge_now();
     c->lane_r = c->use_gpu ? pipe_run_gpu(&c->po, &src, &sink) : pipe_run_cpu(&c->po, &src, &sink);
     engine_failed(c->lane_r);
+    if (c->hwdec != CLI_HWDEC_NONE)
+        __atomic_add_fetch(&c->sh->nvdec_done, 1, __ATOMIC_RELAXED);
     close_output(c, 1); /* (an early output its engine never reached) */
     vsrc_close(&c->vr);
     c->busy_s += ge_now() - t0;
     if (c->lane_r == -1)
         lane_hand_back(c);
     return NULL;
-}
-
-/* Files still in the queue (handed back, or never taken). */
-static int queue_left(run_shared *sh)
-{
-    int left;
-    pthread_mutex_lock(&sh->q.mu);
-    left = (sh->q.n - sh->q.head) + (sh->q.nretry - sh->q.rhead);
-    pthread_mutex_unlock(&sh->q.mu);
-    return left;
 }
 
 /* Runs the lanes (engines) on the shared queue until it is empty: rounds,
@@ -217,7 +209,7 @@ static int run_lanes(run_ctx *lanes, int n)
             alive += !lanes[i].dead;
             any_dead |= lanes[i].dead;
         }
-        if (sig_stopped() || ret == GE_STOPPED || !queue_left(sh))
+        if (sig_stopped() || ret == GE_STOPPED || !jq_left(&sh->q))
             break;
         if (alive)
             continue; /* files handed back after the others ended */

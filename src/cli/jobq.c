@@ -104,3 +104,12 @@ void jq_take_through(jobq *q, int pos)
         q->head = pos + 1;
     pthread_mutex_unlock(&q->mu);
 }
+
+int jq_left(jobq *q)
+{
+    int left;
+    pthread_mutex_lock(&q->mu);
+    left = (q->n - q->head) + (q->nretry - q->rhead);
+    pthread_mutex_unlock(&q->mu);
+    return left;
+}

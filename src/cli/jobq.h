@@ -42,6 +42,8 @@ void jq_retry(jobq *q, int job);
  * it) and the job at a position (pos < n). */
 int jq_head(jobq *q);
 static inline int jq_at(const jobq *q, int pos) { return q->order[pos]; }
+/* Jobs not handed out yet (handed back ones included). */
+int jq_left(jobq *q);
 /* Takes every job up to and including position pos (early_open's first). */
 void jq_take_through(jobq *q, int pos);
 

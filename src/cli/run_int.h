@@ -79,7 +79,9 @@ typedef struct run_shared {
     int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
     int chain;            /* NVDEC engines chain files on one decoder */
-    int chained;          /* files they chained so far (atomic) */
+    /* atomic: files the NVDEC engines chained onto the next, and ended
+     * without (where offered); NVDEC engines that ended (sw_lane_go) */
+    int chained, unchained, nvdec_done;
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
     int fail_lane, fail_nth; /* the failing-engine test hook (hooks.c); -1 none */
@@ -101,6 +103,7 @@ typedef struct run_ctx {
     int chain_job;       /* the job its video's reader took to chain onto
                             (chain_next), -1 none */
     int chain_back;      /* one taken so but not chained: served next */
+    int vr_offered;      /* the open video was offered chain_next */
     long lane_files;     /* files it took */
     int dead;            /* its engine failed (several engines) */
     int fail_job;        /* the failing-engine test hook's job, -1 none */

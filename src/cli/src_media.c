@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <time.h>
 
 #include <libavutil/avutil.h>
 
@@ -71,6 +72,28 @@ static void first_decoded(run_ctx *c)
                               __ATOMIC_RELAXED);
 }
 
+/* An engine decoding in software beside NVDEC's (mix_lanes) is there to
+ * cover the NVDEC sessions' starts.  It waits for the NVDEC engines'
+ * files to end: where they chained onto the next more often than not,
+ * there is no start left to cover, and its slower files and the cores it
+ * takes would only hold the batch back, so it takes nothing more; else
+ * it takes the next file (BENCHMARKS.md "Video batches").  0 take, -1
+ * this engine ends. */
+static int sw_lane_go(run_ctx *c)
+{
+    run_shared *sh = c->sh;
+    const struct timespec tick = {0, 2000000};
+    for (;;) {
+        int ch = __atomic_load_n(&sh->chained, __ATOMIC_RELAXED);
+        int un = __atomic_load_n(&sh->unchained, __ATOMIC_RELAXED);
+        if (ch + un > 0 || __atomic_load_n(&sh->nvdec_done, __ATOMIC_RELAXED) > 0)
+            return ch > un ? -1 : 0;
+        if (sig_stopped() || !jq_left(&sh->q))
+            return -1;
+        nanosleep(&tick, NULL);
+    }
+}
+
 /* Job ji is this engine's now (seq: its queue position, -1 unknown). */
 static void lane_took(run_ctx *c, int ji, int seq)
 {
@@ -93,12 +116,7 @@ static void lane_took(run_ctx *c, int ji, int seq)
 static int lane_take(run_ctx *c)
 {
     int ji, seq = -1;
-    /* An engine decoding in software beside NVDEC's (mix_lanes) covers
-     * the NVDEC sessions' starts; once an NVDEC engine chains its files
-     * there are none left to cover, and its slower files and the cores it
-     * takes would only hold the batch back (BENCHMARKS.md "Video batches") */
-    if (c->hwdec == CLI_HWDEC_NONE && c->sh->sw_lanes > 0 &&
-        __atomic_load_n(&c->sh->chained, __ATOMIC_RELAXED) > 0)
+    if (c->hwdec == CLI_HWDEC_NONE && c->sh->sw_lanes > 0 && sw_lane_go(c))
         return -1;
     if (c->chain_back >= 0) {
         ji = c->chain_back; /* (taken already) */
@@ -179,6 +197,8 @@ static void video_end(run_ctx *c, int r)
     c->chain_job = -1;
     if (!next) {
         c->chain_back = ji;
+        if (c->vr_offered)
+            __atomic_add_fetch(&c->sh->unchained, 1, __ATOMIC_RELAXED);
         return;
     }
     c->vr = next;
@@ -268,7 +288,8 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->hwdec : CLI_HWDEC_NONE, c->device);
         vo.threads = c->threads;
         vo.mem_budget = c->mem_budget;
-        if (c->sh->chain && vo.hwdec != CLI_HWDEC_NONE) {
+        c->vr_offered = c->sh->chain && vo.hwdec != CLI_HWDEC_NONE;
+        if (c->vr_offered) {
             vo.next_input = chain_next;
             vo.next_opaque = c;
         }
@@ -276,6 +297,8 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         if (vsrc_open(j->input, &vo, &c->vr)) {
             ge_err_why(j->input);
             j->src_failed = 1;
+            if (c->vr_offered)
+                __atomic_add_fetch(&c->sh->unchained, 1, __ATOMIC_RELAXED);
             continue;
         }
         video_opened(c, ji);
