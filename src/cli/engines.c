@@ -6,7 +6,8 @@
  * with --devices, and --video-engines N a device for a batch of videos
  * (each video is one work item: its decoder, engine and encoder in one
  * engine's threads, so several engines decode and encode several videos
- * at once; under --hwdec=auto some of them decode in software beside
+ * at once; an NVDEC engine chains its files on one session, src_media.c;
+ * under --hwdec=auto some engines stand by to decode in software beside
  * those on NVDEC: mix_lanes).  Then the queue goes largest file first,
  * so that the long jobs start early, and an engine that fails hands its
  * unfinished files to the others (jobq.h).  The outputs are the same
@@ -60,7 +61,8 @@ static int video_engines(const run_ctx *c)
  * free (job_mix_decoders): as many as vsrc_mix_sw gives for the run's
  * threads (vplan.h), *sw_threads each.  All engines take files from the
  * one queue, largest first, so each kind decodes in proportion to its
- * speed. */
+ * speed; these only while the NVDEC engines' files do not chain
+ * (src_media.c sw_lane_go). */
 static int mix_lanes(const run_ctx *c, int *sw_threads)
 {
     long threads = c->o->threads > 0 ? c->o->threads : ge_cpu_count();
