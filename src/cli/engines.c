@@ -304,10 +304,10 @@ static int count_lanes(run_ctx *c, rep_stats *rep, int *devs, int *ndev)
     if (!c->sh->sorted)
         nlanes = 1; /* (the queue was ordered for one engine) */
     c->sh->sw_lanes = sw;
-    /* NVDEC engines chain their files on one decoder (media_next) where
-     * the batch gives every engine two files at least; a few long files
-     * keep their segments' several sessions */
-    c->sh->chain = c->use_gpu && o->hwdec != CLI_HWDEC_NONE && nlanes > 1 &&
+    /* Engines chain their files on one decoder (media_next) where the
+     * batch gives every engine two files at least; a few long files keep
+     * their segments' several decoders */
+    c->sh->chain = (c->use_gpu ? o->hwdec != CLI_HWDEC_NONE : 1) && nlanes > 1 &&
                    pending >= 2 * nlanes;
     if (sw && ge_verbose)
         ge_note("--hwdec=auto: %d engine%s on NVDEC, %d decoding in software (%d threads "

@@ -64,7 +64,7 @@ int jq_pop(jobq *q, int *seq)
     return j;
 }
 
-int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx)
+int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx, int *seq)
 {
     int j = -1;
     pthread_mutex_lock(&q->mu);
@@ -74,6 +74,8 @@ int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx)
     } else if (q->head < q->n && ok(ctx, q->order[q->head])) {
         j = q->order[q->head++];
     }
+    if (seq)
+        *seq = q->taken;
     if (j >= 0)
         q->taken++;
     pthread_mutex_unlock(&q->mu);

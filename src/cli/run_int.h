@@ -78,7 +78,7 @@ typedef struct run_shared {
                              software (beside NVDEC's: vplan.h) */
     int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
-    int chain;            /* NVDEC engines chain files on one decoder */
+    int chain;            /* engines chain files on one decoder */
     /* atomic: files the NVDEC engines chained onto the next, and ended
      * without (where offered); NVDEC engines that ended (sw_lane_go) */
     int chained, unchained, nvdec_done;

@@ -264,7 +264,7 @@ static void nvj_decode_group(run_ctx *c, int ji)
         /* several engines: the group is this job and the JPEGs now at the
          * queue's head, taken for this engine (its device decodes them) */
         int more;
-        while (c->nclaim < NVJ_GROUP - 1 && (more = jq_pop_if(&c->sh->q, nvj_pending, c)) >= 0)
+        while (c->nclaim < NVJ_GROUP - 1 && (more = jq_pop_if(&c->sh->q, nvj_pending, c, NULL)) >= 0)
             lane_claim(c, more);
     }
     for (int n = 0, i = ji; k < NVJ_GROUP && bytes < NVJ_GROUP_BYTES; n++, i++) {

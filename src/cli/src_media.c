@@ -149,7 +149,7 @@ static int chain_fits(void *ctx, int ji)
 static const char *chain_next(void *ctx)
 {
     run_ctx *c = ctx;
-    int ji;
+    int ji, seq = -1;
     if (sig_stopped() || c->chain_job >= 0 || c->chain_back >= 0)
         return NULL;
     if (c->nclaim) {
@@ -158,10 +158,10 @@ static const char *chain_next(void *ctx)
         ji = c->claim[0];
         c->nclaim--;
         memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
-    } else if ((ji = jq_pop_if(&c->sh->q, chain_fits, c)) < 0) {
+    } else if ((ji = jq_pop_if(&c->sh->q, chain_fits, c, &seq)) < 0) {
         return NULL;
     }
-    lane_took(c, ji, -1);
+    lane_took(c, ji, seq);
     c->chain_job = ji;
     return c->jobs[ji].input;
 }
@@ -288,7 +288,10 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
         vid_opts vo = video_opts(c->o, c->use_gpu ? c->hwdec : CLI_HWDEC_NONE, c->device);
         vo.threads = c->threads;
         vo.mem_budget = c->mem_budget;
-        c->vr_offered = c->sh->chain && vo.hwdec != CLI_HWDEC_NONE;
+        /* NVDEC engines chain; engines decoding in software only with one
+         * thread each (frame threads do not chain, and several threads
+         * would rather decode the file in segments) */
+        c->vr_offered = c->sh->chain && (c->use_gpu ? vo.hwdec != CLI_HWDEC_NONE : c->threads == 1);
         if (c->vr_offered) {
             vo.next_input = chain_next;
             vo.next_opaque = c;
