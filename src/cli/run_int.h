@@ -129,6 +129,7 @@ typedef struct run_ctx {
                            for an engine that decodes in software beside
                            those on NVDEC */
     long long dec_nvdec, dec_sw; /* video frames NVDEC and software decoded */
+    long dec_chained;   /* videos its decoders went on into (video_end) */
     int threads;        /* its decoders' and encoders' threads (0: every
                            core; several engines: their share) */
     size_t mem_budget;  /* host bytes its video's segments may decode ahead

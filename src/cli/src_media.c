@@ -203,6 +203,7 @@ static void video_end(run_ctx *c, int r)
     }
     c->vr = next;
     __atomic_add_fetch(&c->sh->chained, 1, __ATOMIC_RELAXED);
+    c->dec_chained++;
     c->jobs[ji].t_begin = ge_now();
     video_opened(c, ji);
 }

@@ -236,8 +236,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
         json_string(fp, bound >= 0 ? stage_names[bound] : "");
         fprintf(fp, ",\"damaged_files\":%ld", r->damaged_files);
         if (r->video_nvdec || r->video_sw)
-            fprintf(fp, ",\"video_decoded\":{\"nvdec\":%lld,\"software\":%lld}",
-                    r->video_nvdec, r->video_sw);
+            fprintf(fp, ",\"video_decoded\":{\"nvdec\":%lld,\"software\":%lld},"
+                        "\"video_chained\":%ld",
+                    r->video_nvdec, r->video_sw, r->video_chained);
         startup_print(r, 1, fp);
         if (r->nfiles) {
             fprintf(fp, ",\"files\":[");
@@ -290,6 +291,9 @@ void rep_print(const rep_stats *r, int json, FILE *fp)
     if (r->video_nvdec || r->video_sw)
         fprintf(fp, "  video frames decoded: %lld on NVDEC, %lld in software\n", r->video_nvdec,
                 r->video_sw);
+    if (r->video_chained)
+        fprintf(fp, "  videos chained: %ld (decoded on by the decoder of the file before)\n",
+                r->video_chained);
     startup_print(r, 0, fp);
     if (r->nfiles) {
         fprintf(fp, "  per file (decode start to output committed; files overlap):\n");

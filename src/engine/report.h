@@ -37,6 +37,8 @@ typedef struct rep_stats {
     long damaged_files; /* damaged videos written, batch or not */
     /* video frames decoded on NVDEC and in software (printed when any) */
     long long video_nvdec, video_sw;
+    /* videos decoded on by the decoder of the file before (DESIGN.md §4) */
+    long video_chained;
     /* per engine (--devices): the files it took, the frames it
      * computed and the seconds its engine ran; none with one engine */
     struct rep_engine { char name[64]; long files; long long frames; double busy_s; } *engines;

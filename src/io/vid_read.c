@@ -434,13 +434,57 @@ static int hw_choose(vid_reader *r, const vid_opts *o, const AVCodec **codec)
     return 0;
 }
 
+/* The stream's decoder for r, opened (NVDEC when o asks and the stream
+ * allows: hw_choose), and --start's seek.  0, or -1 (why recorded). */
+static int open_codec(vid_reader *r, const vid_opts *o, const AVCodec *codec)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    const AVCodec *st_codec = codec;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int ret;
+
+    if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
+        return -1;
+    r->sw_codec = st_codec;
+    r->threads = o && o->threads > 0 ? o->threads : 0;
+    if (r->hw && r->next_input)
+        r->threads = 1; /* chain_ok: one thread, as NVDEC's segments have */
+    ret = open_decoder(r, codec);
+    if (ret < 0 && r->hw_lost) {
+        /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
+        codec = r->sw_codec;
+        ret = hw_to_software(r);
+    }
+    if (ret == AVERROR(ENOMEM) && !r->dec) {
+        ge_fail_in(r->path, "cannot open video: %s", strerror(ENOMEM));
+        return -1;
+    }
+    if (ret < 0) {
+        ge_fail_in(r->path, "cannot open the %s decoder: %s", codec->name,
+                   vid_err_str(ret, eb, sizeof eb));
+        return -1;
+    }
+
+    if (o && o->start > 0) {
+        /* --start counts from the stream's first timestamp, as ffmpeg -ss
+         * does; seek to the keyframe before it, then drop frames. */
+        int64_t s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+        int64_t us = llrint(o->start * AV_TIME_BASE);
+        r->start_ts = s0 + av_rescale_q(us, AV_TIME_BASE_Q, st->time_base);
+        /* a failed seek (a pipe) just means decoding from the start */
+        avformat_seek_file(r->fmt, r->vidx, INT64_MIN, r->start_ts,
+                           r->start_ts, 0);
+    }
+    return 0;
+}
+
 /* vid_open and vid_open_mem: mem == NULL opens path (a file, "-" or URL);
  * else the n bytes at mem, with path only naming them in messages. */
 static int open_reader(const char *path, const void *mem, size_t mem_n,
                        const vid_opts *o, int demux_only, vid_reader **out)
 {
     vid_reader *r = NULL;
-    const AVCodec *codec = NULL, *st_codec;
+    const AVCodec *codec = NULL;
     AVStream *st;
     char *url = NULL;
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -536,45 +580,9 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
             r->fmt->streams[i]->discard = AVDISCARD_ALL;
     st = r->fmt->streams[r->vidx];
     r->tb = st->time_base;
-    if (demux_only) { /* chain(): the decoder comes from the file before */
-        free(url);
-        *out = r;
-        return 0;
-    }
-
-    st_codec = codec;
-    if (o && o->hwdec != VID_HWDEC_NONE && hw_choose(r, o, &codec))
+    /* chain(): a demuxer only, the decoder comes from the file before */
+    if (!demux_only && open_codec(r, o, codec))
         goto fail;
-    r->sw_codec = st_codec;
-    r->threads = o && o->threads > 0 ? o->threads : 0;
-    if (r->hw && r->next_input)
-        r->threads = 1; /* chain_ok: one thread, as NVDEC's segments have */
-    ret = open_decoder(r, codec);
-    if (ret < 0 && r->hw_lost) {
-        /* FFmpeg's av1 decoder met NVDEC's refusal in its own init */
-        codec = r->sw_codec;
-        ret = hw_to_software(r);
-    }
-    if (ret == AVERROR(ENOMEM) && !r->dec) {
-        ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
-        goto fail;
-    }
-    if (ret < 0) {
-        ge_fail_in(path, "cannot open the %s decoder: %s", codec->name,
-                   vid_err_str(ret, eb, sizeof eb));
-        goto fail;
-    }
-
-    if (o && o->start > 0) {
-        /* --start counts from the stream's first timestamp, as ffmpeg -ss
-         * does; seek to the keyframe before it, then drop frames. */
-        int64_t s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
-        int64_t us = llrint(o->start * AV_TIME_BASE);
-        r->start_ts = s0 + av_rescale_q(us, AV_TIME_BASE_Q, st->time_base);
-        /* a failed seek (a pipe) just means decoding from the start */
-        avformat_seek_file(r->fmt, r->vidx, INT64_MIN, r->start_ts,
-                           r->start_ts, 0);
-    }
     free(url);
     *out = r;
     return 0;

@@ -47,7 +47,7 @@ alone() { # IN REF: each file of IN run alone into REF (the broken one skipped)
 alone in ref
 
 # ---- the batch: chained where the streams continue, each output as alone
-ge $GV -o out in
+ge $GV --report -o out in
 why=
 [ "$RC" -eq 1 ] || why="exit $RC, not 1"
 diff -r ref out >/dev/null 2>&1 || why="${why:+$why; }outputs differ from each file's alone"
@@ -55,6 +55,8 @@ diff -r ref out >/dev/null 2>&1 || why="${why:+$why; }outputs differ from each f
     why="${why:+$why; }not one line for the broken file"
 nch=$(grep -c ': decoded on by the decoder that decoded ' "$ERR")
 [ "$nch" -ge 3 ] || why="${why:+$why; }$nch files chained, expected 3 at least"
+grep -q "^  videos chained: $nch (decoded on by the decoder of the file before)\$" "$ERR" ||
+    why="${why:+$why; }--report does not count the $nch chained"
 grep -q 'd_size.mp4: decoded on\|e_mpeg4.mkv: decoded on' "$ERR" &&
     why="${why:+$why; }another size or codec chained"
 no_stray_files "$W" || why="${why:+$why; }$WHY"
@@ -64,9 +66,10 @@ no_stray_files "$W" || why="${why:+$why; }$WHY"
 # ---- --skip-existing: the missing ones redone, the existing untouched
 rm -f out/c2.mkv out/c5.mkv
 touch -d 2001-01-01 out/c3.mkv
-ge $G -o out --skip-existing in
+ge $G -o out --skip-existing --report=json --report-file r.json in
 [ "$RC" -eq 1 ] && diff -r ref out >/dev/null && [ "$(stat -c %Y out/c3.mkv)" -lt 1000000000 ] &&
-    ok "--skip-existing: the missing outputs redone as alone, an existing one untouched" ||
+    grep -q '"video_chained":[01],' r.json &&
+    ok "--skip-existing: the missing outputs redone as alone, an existing one untouched; --report=json's video_chained" ||
     { not_ok "--skip-existing with chaining: exit $RC"; show_err; }
 
 # ---- an engine fails at its N-th file (which may have come by a chain):
