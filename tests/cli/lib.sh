@@ -90,6 +90,21 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# Interrupts the background gpuedge BGPID with SIGINT once the command
+# "$@" succeeds (or after 400 ticks of 0.05 s) and waits for it: RC its
+# exit status, WAITED the ticks it took (400: the command never succeeded).
+int_when() {
+    WAITED=0
+    while [ "$WAITED" -lt 400 ] && ! "$@"; do
+        sleep 0.05
+        WAITED=$((WAITED + 1))
+    done
+    kill -INT "$BGPID" 2>/dev/null
+    wait "$BGPID"
+    RC=$?
+    BGPID=
+}
+
 # stdout and stderr files live in $T but outside the working directory W.
 W=$T/w
 mkdir "$W" && cd "$W" || exit 1

@@ -103,15 +103,8 @@ done
 alone sin sref
 env --default-signal=INT "$GPUEDGE" $G -o sig sin >"$OUT" 2>"$ERR" &
 BGPID=$!
-i=0
-while [ $i -lt 400 ] && [ -z "$(ls sig 2>/dev/null | grep '\.mkv$')" ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
-kill -INT "$BGPID" 2>/dev/null
-wait "$BGPID"
-RC=$?
-BGPID=
+output_seen() { ls sig 2>/dev/null | grep -q '\.mkv$'; }
+int_when output_seen
 why=
 [ "$RC" -eq 130 ] || why="exit $RC, expected 130"
 nkept=0
