@@ -356,7 +356,6 @@ static int make_lane(run_ctx *c, run_ctx *l, int i, const pipe_opts *po, int sha
     memset(&l->lchk, 0, sizeof l->lchk);
     l->hwdec = i >= c->sh->nlanes - c->sh->sw_lanes ? CLI_HWDEC_NONE : c->hwdec;
     l->dec_nvdec = l->dec_sw = 0;
-    l->dec_chained = 0;
     if (use_gpu)
         snprintf(l->lrep.device, sizeof l->lrep.device, "device %d%s", l->device,
                  l->hwdec == c->hwdec ? "" : ", software decoding");
@@ -409,7 +408,6 @@ static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_s
 {
     c->nvj_hw = c->nvj_hybrid = c->nvj_cpu = 0;
     c->dec_nvdec = c->dec_sw = 0;
-    c->dec_chained = 0;
     for (int i = 0; i < n; i++) {
         run_ctx *l = &lanes[i];
         if (c->o->report) {
@@ -426,7 +424,6 @@ static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_s
         }
         c->dec_nvdec += l->dec_nvdec;
         c->dec_sw += l->dec_sw;
-        c->dec_chained += l->dec_chained;
         c->nvj_hw += l->nvj_hw;
         c->nvj_hybrid += l->nvj_hybrid;
         c->nvj_cpu += l->nvj_cpu;

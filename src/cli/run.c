@@ -118,7 +118,7 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
     rep->damaged_files = ndmg;
     rep->video_nvdec = c->dec_nvdec;
     rep->video_sw = c->dec_sw;
-    rep->video_chained = c->dec_chained;
+    rep->video_chained = __atomic_load_n(&c->sh->chained, __ATOMIC_RELAXED);
     if (ge_verbose && c->dec_nvdec && c->dec_sw)
         ge_note("video frames decoded: %lld on NVDEC, %lld in software", c->dec_nvdec,
                 c->dec_sw);

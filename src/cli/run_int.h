@@ -79,8 +79,9 @@ typedef struct run_shared {
     int sw_threads;       /* threads of each of those */
     int sorted;           /* the queue is larger first (not the input order) */
     int chain;            /* engines chain files on one decoder */
-    /* atomic: files the NVDEC engines chained onto the next, and ended
-     * without (where offered); NVDEC engines that ended (sw_lane_go) */
+    /* atomic: files the engines chained onto the next (--report's
+     * "videos chained"), and ended without (where offered); NVDEC
+     * engines that ended (sw_lane_go) */
     int chained, unchained, nvdec_done;
     int hist_buffered;    /* --hist rows kept per file (hist_out) */
     int engine_failed;    /* one of several engines failed (exit 1) */
@@ -129,7 +130,6 @@ typedef struct run_ctx {
                            for an engine that decodes in software beside
                            those on NVDEC */
     long long dec_nvdec, dec_sw; /* video frames NVDEC and software decoded */
-    long dec_chained;   /* videos its decoders went on into (video_end) */
     int threads;        /* its decoders' and encoders' threads (0: every
                            core; several engines: their share) */
     size_t mem_budget;  /* host bytes its video's segments may decode ahead

@@ -111,6 +111,15 @@ static void lane_took(run_ctx *c, int ji, int seq)
         c->fail_job = ji;
 }
 
+/* The first of the jobs this engine took ahead (c->nclaim > 0). */
+static int claim_pop(run_ctx *c)
+{
+    int ji = c->claim[0];
+    c->nclaim--;
+    memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+    return ji;
+}
+
 /* The next job for this engine: one its video's reader took and did not
  * chain, one it took ahead, else the queue's.  -1 when none is left. */
 static int lane_take(run_ctx *c)
@@ -124,9 +133,7 @@ static int lane_take(run_ctx *c)
         return ji;
     }
     if (c->nclaim) {
-        ji = c->claim[0];
-        c->nclaim--;
-        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+        ji = claim_pop(c);
     } else if ((ji = jq_pop(&c->sh->q, &seq)) < 0) {
         return -1;
     }
@@ -155,9 +162,7 @@ static const char *chain_next(void *ctx)
     if (c->nclaim) {
         if (!chain_fits(c, c->claim[0]))
             return NULL;
-        ji = c->claim[0];
-        c->nclaim--;
-        memmove(c->claim, c->claim + 1, (size_t)c->nclaim * sizeof *c->claim);
+        ji = claim_pop(c);
     } else if ((ji = jq_pop_if(&c->sh->q, chain_fits, c, &seq)) < 0) {
         return NULL;
     }
@@ -203,7 +208,6 @@ static void video_end(run_ctx *c, int r)
     }
     c->vr = next;
     __atomic_add_fetch(&c->sh->chained, 1, __ATOMIC_RELAXED);
-    c->dec_chained++;
     c->jobs[ji].t_begin = ge_now();
     video_opened(c, ji);
 }

@@ -834,10 +834,13 @@ static int chain(vid_reader *r)
     ge_why_rec *keep;
     const char *path;
     vid_reader *s = NULL;
+    struct stat sb;
     int ok;
     if (!chain_ok(r) || !(path = r->next_input(r->next_opaque)))
         return -1;
-    if (!strcmp(path, "-") || strstr(path, "://") || !(keep = malloc(sizeof *keep)))
+    /* a regular file only: one that does not continue is read again */
+    if (!strcmp(path, "-") || strstr(path, "://") || stat(path, &sb) || !S_ISREG(sb.st_mode) ||
+        !(keep = malloc(sizeof *keep)))
         return -1;
     ge_why_save(keep);
     ok = open_reader(path, NULL, 0, NULL, 1, &s) == 0 && continues(r, s);

@@ -675,9 +675,27 @@ static int auto_nvdec(vsrc *s, const vs_scan *sc, int ndec, long ncpu)
     return use;
 }
 
-int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
+/* A source for `path` with nothing open yet (vsrc_open, vsrc_successor);
+ * NULL out of memory. */
+static vsrc *vs_new(const char *path, const vid_opts *o)
 {
     vsrc *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return NULL;
+    }
+    s->o = *o;
+    s->last_ts = AV_NOPTS_VALUE;
+    s->t0 = ge_now();
+    s->trace = ge_trace("vsrc");
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    return s;
+}
+
+int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
+{
+    vsrc *s = vs_new(path, o);
     vid_opts vo = *o;
     struct stat sb;
     long ncpu = o->threads > 0 ? o->threads : ge_cpu_count();
@@ -691,17 +709,10 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
 
     *out = NULL;
     memset(&sc, 0, sizeof sc);
-    if (!s || !(s->path = strdup(path))) {
-        free(s);
+    if (!s) {
         ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
         return -1;
     }
-    s->o = *o;
-    s->last_ts = AV_NOPTS_VALUE;
-    s->t0 = ge_now();
-    s->trace = ge_trace("vsrc");
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
     s->dev_budget = VS_DEV_BUDGET_MIN;
     s->mem_budget = o->mem_budget > 0 ? o->mem_budget : vsrc_host_budget(vsrc_phys_bytes(), 1);
     /* --hwdec=auto and nvdec: a file that can be opened again opens in
@@ -1062,23 +1073,16 @@ vsrc *vsrc_successor(vsrc *s, const char *path)
     vsrc *n;
     if (!r)
         return NULL;
-    if (!(n = calloc(1, sizeof *n)) || !(n->path = strdup(path))) {
-        free(n);
+    if (!(n = vs_new(path, &s->o))) {
         vid_close(&r);
         return NULL;
     }
-    n->o = s->o;
     n->plain = r;
     vid_get_info(r, &n->info);
     n->hw = vid_hwdec_active(r);
     n->regular = s->regular;
     n->dev_budget = s->dev_budget;
     n->mem_budget = s->mem_budget;
-    n->last_ts = AV_NOPTS_VALUE;
-    n->t0 = ge_now();
-    n->trace = s->trace;
-    pthread_mutex_init(&n->mu, NULL);
-    pthread_cond_init(&n->cv, NULL);
     return n;
 }
 
