@@ -334,40 +334,64 @@ end:
 }
 
 /* Cuts the scanned frames into segments for ndec decoders (NVDEC sessions
- * when s->hw), none longer than seg_max frames (0: no cap).  0 with the
- * segments in s (nseg >= 2), or -1 (s->segs NULL). */
+ * when s->hw), none longer than seg_max frames where the keyframes allow
+ * (0: no cap).  The segments come in whole rounds (every decoder one
+ * segment a round) of about equal length, each cut at the keyframe nearest
+ * its share of the range: a decoder left alone with a long last segment
+ * binds the run (BENCHMARKS.md "Constants chosen by measurement").  0 with
+ * the segments in s (nseg >= 2), or -1 (s->segs NULL). */
 static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 {
     const int64_t *pts = sc->pts, *keys = sc->keys;
     size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
-    size_t target, cur;
+    size_t want, cur, k = 0;
     int rc = -1;
 
     if (!pts || ndec < 1)
         return -1;
-    target = limit / ((size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER));
-    if (seg_max && target > seg_max)
-        target = seg_max;
-    if (target < VS_MIN_SEG)
-        target = VS_MIN_SEG;
+    want = (size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER);
+    while (seg_max && limit / want > seg_max)
+        want += (size_t)ndec;
+    if (want > limit / VS_MIN_SEG)
+        want = limit / VS_MIN_SEG;
+    if (want < 2)
+        return -1;
 
-    s->segs = calloc(limit / VS_MIN_SEG + 2, sizeof *s->segs);
+    s->segs = calloc(want + 1, sizeof *s->segs);
     if (!s->segs)
         goto end;
     s->nseg = 1;
     s->segs[0].start = sc->ustart; /* INT64_MIN: from the start */
     cur = first;
-    for (size_t k = 0; k < nkeys; k++) {
-        size_t at = lower(pts, npts, keys[k]);
-        /* a keyframe inside the delivered range, far enough from the
-         * segment before and from the end of the range */
-        if (at <= first || at >= first + limit || at - cur < target ||
-            first + limit - at < VS_MIN_SEG)
+    for (size_t j = 1; j < want; j++) {
+        size_t ideal = first + (size_t)((double)limit * (double)j / (double)want);
+        size_t best = SIZE_MAX;
+        int64_t key = 0;
+        /* the keyframe nearest `ideal` inside the delivered range, far
+         * enough from the cut before and from the end of the range */
+        for (; k < nkeys; k++) {
+            size_t at = lower(pts, npts, keys[k]);
+            if (at <= cur || at - cur < VS_MIN_SEG)
+                continue;
+            if (at >= first + limit || first + limit - at < VS_MIN_SEG)
+                break;
+            if (at <= ideal) {
+                best = at;
+                key = keys[k];
+                continue;
+            }
+            if (best == SIZE_MAX || at - ideal < ideal - best) {
+                best = at;
+                key = keys[k++];
+            }
+            break;
+        }
+        if (best == SIZE_MAX)
             continue;
-        s->segs[s->nseg - 1].end = keys[k];
-        s->segs[s->nseg].start = keys[k];
+        s->segs[s->nseg - 1].end = key;
+        s->segs[s->nseg].start = key;
         s->nseg++;
-        cur = at;
+        cur = best;
     }
     s->segs[s->nseg - 1].end = INT64_MAX;
     if (s->nseg >= 2)
