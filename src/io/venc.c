@@ -163,7 +163,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
      * indexes at the end); a direct one (stdout, pipe, device) streams
      * through so_write, which records the errors. */
     direct = !strcmp(so_path(out), so_name(out));
-    if (direct) {
+    if (direct || wr->kind == VENC_Y4M) { /* (Y4M: never seeks; put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)
             return AVERROR(ENOMEM);
@@ -174,7 +174,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
         }
         wr->custom_io = 1;
         wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
-        if (wr->kind == VENC_MP4)
+        if (wr->kind == VENC_MP4 && direct)
             av_dict_set(mopts, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
     } else {
         char *url;
@@ -378,6 +378,32 @@ static void fix_ts(const venc_writer *w, int64_t *ptsp, int64_t *durp)
     *durp = duration;
 }
 
+/* A grey .y4m frame of the writer's size goes out as it is: the frame
+ * header the muxer writes ("FRAME\n") and the plane in one so_write, not
+ * copied into a frame and then through the muxer's buffer (two copies a
+ * frame: 0.3 ms of a 1080p frame, the bound of a run to /dev/null or a
+ * pipe; docs/bench-log.md).  The same bytes.  1 done, 0 not such a frame,
+ * -1 failed. */
+static int put_y4m(venc_writer *w, const uint8_t *edge, int width, int height, int pitch,
+                   int64_t pts, int64_t duration)
+{
+    AVIOContext *pb = w->oc->pb;
+    if (w->vc->id != VC_WRAPPED || w->pixfmt != AV_PIX_FMT_GRAY8 || !w->custom_io || !edge ||
+        width != w->cw || height != w->ch || pitch != width)
+        return 0;
+    avio_write(pb, (const unsigned char *)"FRAME\n", 6);
+    avio_flush(pb);
+    if (pb->error < 0 || so_write(w->out, edge, (size_t)width * (size_t)height) < 0) {
+        venc_error(w, "writing", pb->error < 0 ? pb->error : AVERROR(EIO));
+        return -1;
+    }
+    fix_ts(w, &pts, &duration);
+    w->last_pts = pts;
+    w->last_dur = duration;
+    w->nput++;
+    return 1;
+}
+
 static int put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
                      int pitch, int64_t pts, int64_t duration)
 {
@@ -392,6 +418,8 @@ static int put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
         w->failed = 1;
         return -1;
     }
+    if ((ret = put_y4m(w, edge, width, height, pitch, pts, duration)) != 0)
+        return ret < 0 ? -1 : 0;
     if ((width != w->w || height != w->h) && !w->size_noted) {
         ge_note("%s: frame size changed from %dx%d to %dx%d; the video keeps "
                 "%dx%d (cropped or padded with 0)", so_name(w->out), w->w, w->h,
