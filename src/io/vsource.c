@@ -40,12 +40,12 @@
 #include "hwdec.h"
 #include "signals.h"
 #include "util.h"
+#include "vscan.h"
 
 /* Up to this many decoders a file. */
 #define VS_MAX_DECODERS 16
-/* No segment shorter than this (frames), and about 4 segments a decoder
- * (load balance: segments differ in cost), but not more. */
-#define VS_MIN_SEG 24
+/* About 4 segments a software decoder (load balance: segments differ in
+ * cost), but not more (vscan.h: none shorter than VS_MIN_SEG frames). */
 #define VS_SEGS_PER_DECODER 4
 /* The segment being handed on may always hold VS_HEAD_QUEUE frames more
  * than the budget (vplan.h) allows: it decodes on when the budget is
@@ -74,6 +74,7 @@ typedef struct vs_frame {
 typedef struct vs_seg {
     int64_t start, end; /* pts range [start, end) in stream ticks; end
                            INT64_MAX for the last */
+    size_t frames;      /* frames in it (the scan's count) */
     vs_frame *head, *tail;
     int qn;
     int done, failed;
@@ -129,280 +130,38 @@ struct vsrc {
 };
 
 // ---------------------------------------------------------------------------
-// Planning: a demux-only scan for the pts of every packet and the keyframes
-
-static int vs_interrupt(void *opaque)
-{
-    (void)opaque;
-    return sig_stop != 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* First index i of sorted v[n] with v[i] >= x. */
-static size_t lower(const int64_t *v, size_t n, int64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (v[m] < x)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
-static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 1024;
-        int64_t *p = realloc(*v, c * sizeof *p);
-        if (!p)
-            return -1;
-        *v = p;
-        *cap = c;
-    }
-    (*v)[(*n)++] = x;
-    return 0;
-}
-
-/* Does an H.264 packet hold an IDR slice (NAL type 5)?  A keyframe that
- * is only a recovery point (x264's open GOP) carries reference-marking
- * commands about pictures before it: decoded from there it logs errors a
- * decode from the start does not, so segments start at IDRs only.  avcC
- * (MP4, Matroska: length-prefixed NALs, nal_len bytes) or Annex B (start
- * codes, nal_len 0). */
-static int h264_idr(const uint8_t *p, int n, int nal_len)
-{
-    if (nal_len > 0) {
-        for (int i = 0; i + nal_len < n;) {
-            uint32_t len = 0;
-            for (int k = 0; k < nal_len; k++)
-                len = len << 8 | p[i + k];
-            i += nal_len;
-            if ((p[i] & 0x1f) == 5)
-                return 1;
-            if (len > (uint32_t)(n - i))
-                break;
-            i += (int)len;
-        }
-        return 0;
-    }
-    for (int i = 0; i + 3 < n; i++)
-        if (p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 1 && (p[i + 3] & 0x1f) == 5)
-            return 1;
-    return 0;
-}
-
-/* What the scan found: every frame's pts (sorted), the clean cuts'
- * pts (sorted), and the frames the run delivers (pts[first .. first+limit)). */
-typedef struct vs_scan {
-    int64_t *pts, *keys, ustart;
-    size_t npts, nkeys, first, limit;
-} vs_scan;
-
-static void scan_free(vs_scan *sc)
-{
-    free(sc->pts);
-    free(sc->keys);
-    memset(sc, 0, sizeof *sc);
-}
-
-/* Reads every packet of the best video stream (the one vid_open takes)
- * without decoding.  0 with *sc filled, or -1: not segmentable (nothing
- * recorded: the file is then decoded in one go, and vid_open records what
- * is wrong with it). */
-static int scan(vsrc *s, vs_scan *sc)
-{
-    AVFormatContext *fc = NULL;
-    AVPacket *pkt = av_packet_alloc();
-    int64_t *pts = NULL, *keys = NULL, ustart = INT64_MIN;
-    size_t npts = 0, cpts = 0, nkeys = 0, ckeys = 0, first, limit;
-    char *url = NULL;
-    AVStream *st;
-    int idx, rc = -1, h264 = 0, nal_len = 0;
-
-    memset(sc, 0, sizeof *sc);
-
-    if (!pkt || asprintf(&url, "file:%s", s->path) < 0 || !(fc = avformat_alloc_context()))
-        goto end;
-    fc->interrupt_callback.callback = vs_interrupt;
-    if (avformat_open_input(&fc, url, NULL, NULL) < 0)
-        goto end; /* freed fc */
-    /* containers whose seeks land on the keyframe asked for (an index:
-     * MP4's sample tables, Matroska's cues); elsewhere (MPEG-TS seeks by
-     * bytes) a segment would often be decoded again from the start */
-    if (strncmp(fc->iformat->name, "mov,", 4) && strncmp(fc->iformat->name, "matroska", 8))
-        goto end;
-    if (avformat_find_stream_info(fc, NULL) < 0 ||
-        (idx = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) < 0)
-        goto end;
-    for (unsigned i = 0; i < fc->nb_streams; i++)
-        if ((int)i != idx)
-            fc->streams[i]->discard = AVDISCARD_ALL;
-    st = fc->streams[idx];
-    s->s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
-    h264 = st->codecpar->codec_id == AV_CODEC_ID_H264;
-    if (h264 && st->codecpar->extradata_size >= 5 && st->codecpar->extradata[0] == 1)
-        nal_len = (st->codecpar->extradata[4] & 3) + 1;
-    for (;;) {
-        int ret = av_read_frame(fc, pkt);
-        if (ret == AVERROR_EOF)
-            break;
-        if (ret < 0)
-            goto end; /* a read error: let the decoder meet it in order */
-        if (pkt->stream_index == idx && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-            /* keys: the keyframes' positions in decode order */
-            if (pkt->pts == AV_NOPTS_VALUE || push(&pts, &npts, &cpts, pkt->pts) ||
-                ((pkt->flags & AV_PKT_FLAG_KEY) &&
-                 (!h264 || h264_idr(pkt->data, pkt->size, nal_len)) &&
-                 push(&keys, &nkeys, &ckeys, (int64_t)npts - 1))) {
-                av_packet_unref(pkt);
-                goto end;
-            }
-        }
-        av_packet_unref(pkt);
-    }
-    if (npts < 2 * VS_MIN_SEG || nkeys < 2)
-        goto end;
-    /* A clean cut: every packet before the keyframe in decode order shows
-     * before it, every one after it shows after it (no leading pictures of
-     * an open GOP, nothing held back across it).  Only those keyframes
-     * start segments: a segment is then exactly a run of packets, and its
-     * decoder needs nothing before its keyframe.  keys[] becomes their
-     * pts. */
-    {
-        int64_t *sufmin = malloc(npts * sizeof *sufmin), premax = INT64_MIN;
-        size_t nk = 0, k = 0;
-        if (!sufmin)
-            goto end;
-        sufmin[npts - 1] = INT64_MAX;
-        for (size_t i = npts - 1; i > 0; i--)
-            sufmin[i - 1] = pts[i] < sufmin[i] ? pts[i] : sufmin[i];
-        for (size_t i = 0; i < npts; i++) {
-            if (k < nkeys && (size_t)keys[k] == i) {
-                if (premax < pts[i] && pts[i] < sufmin[i])
-                    keys[nk++] = pts[i];
-                k++;
-            }
-            if (pts[i] > premax)
-                premax = pts[i];
-        }
-        free(sufmin);
-        nkeys = nk;
-    }
-    if (nkeys < 2)
-        goto end;
-    qsort(pts, npts, sizeof *pts, cmp_i64);
-    qsort(keys, nkeys, sizeof *keys, cmp_i64);
-    for (size_t i = 1; i < npts; i++)
-        if (pts[i] == pts[i - 1])
-            goto end; /* two frames at one time: their order is the decoder's */
-
-    /* the frames the run delivers: from --start (the reader's own rule),
-     * at most --frames of them */
-    if (s->o.start > 0)
-        ustart = s->s0 + av_rescale_q(llrint(s->o.start * AV_TIME_BASE), AV_TIME_BASE_Q,
-                                      st->time_base);
-    first = ustart == INT64_MIN ? 0 : lower(pts, npts, ustart);
-    limit = npts - first;
-    if (s->o.max_frames >= 0 && (size_t)s->o.max_frames < limit)
-        limit = (size_t)s->o.max_frames;
-    if (limit < 2 * VS_MIN_SEG)
-        goto end;
-    sc->pts = pts;
-    sc->keys = keys;
-    sc->npts = npts;
-    sc->nkeys = nkeys;
-    sc->first = first;
-    sc->limit = limit;
-    sc->ustart = ustart;
-    pts = keys = NULL;
-    rc = 0;
-end:
-    avformat_close_input(&fc);
-    av_packet_free(&pkt);
-    free(pts);
-    free(keys);
-    free(url);
-    return rc;
-}
+// Planning: the segments (vscan.c scans the file and cuts it)
 
 /* Cuts the scanned frames into segments for ndec decoders (NVDEC sessions
- * when s->hw), none longer than seg_max frames where the keyframes allow
- * (0: no cap).  The segments come in whole rounds (every decoder one
- * segment a round) of about equal length, each cut at the keyframe nearest
- * its share of the range: a decoder left alone with a long last segment
+ * when s->hw), in whole rounds (every decoder one segment a round; more
+ * rounds where a segment would be longer than seg_max frames, 0: no cap)
+ * of about equal length: a decoder left alone with a long last segment
  * binds the run (BENCHMARKS.md "Constants chosen by measurement").  0 with
  * the segments in s (nseg >= 2), or -1 (s->segs NULL). */
 static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 {
-    const int64_t *pts = sc->pts, *keys = sc->keys;
-    size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
-    size_t want, cur, k = 0;
-    int rc = -1;
+    size_t want = (size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER);
+    vs_cut_seg *cs;
+    int n;
 
-    if (!pts || ndec < 1)
+    if (ndec < 1)
         return -1;
-    want = (size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER);
-    while (seg_max && limit / want > seg_max)
+    while (seg_max && sc->limit / want > seg_max)
         want += (size_t)ndec;
-    if (want > limit / VS_MIN_SEG)
-        want = limit / VS_MIN_SEG;
-    if (want < 2)
+    if (vs_cut(sc, want, &cs, &n))
         return -1;
-
-    s->segs = calloc(want + 1, sizeof *s->segs);
-    if (!s->segs)
-        goto end;
-    s->nseg = 1;
-    s->segs[0].start = sc->ustart; /* INT64_MIN: from the start */
-    cur = first;
-    for (size_t j = 1; j < want; j++) {
-        size_t ideal = first + (size_t)((double)limit * (double)j / (double)want);
-        size_t best = SIZE_MAX;
-        int64_t key = 0;
-        /* the keyframe nearest `ideal` inside the delivered range, far
-         * enough from the cut before and from the end of the range */
-        for (; k < nkeys; k++) {
-            size_t at = lower(pts, npts, keys[k]);
-            if (at <= cur || at - cur < VS_MIN_SEG)
-                continue;
-            if (at >= first + limit || first + limit - at < VS_MIN_SEG)
-                break;
-            if (at <= ideal) {
-                best = at;
-                key = keys[k];
-                continue;
-            }
-            if (best == SIZE_MAX || at - ideal < ideal - best) {
-                best = at;
-                key = keys[k++];
-            }
-            break;
-        }
-        if (best == SIZE_MAX)
-            continue;
-        s->segs[s->nseg - 1].end = key;
-        s->segs[s->nseg].start = key;
-        s->nseg++;
-        cur = best;
+    if (!(s->segs = calloc((size_t)n, sizeof *s->segs))) {
+        free(cs);
+        return -1;
     }
-    s->segs[s->nseg - 1].end = INT64_MAX;
-    if (s->nseg >= 2)
-        rc = 0;
-end:
-    if (rc) {
-        free(s->segs);
-        s->segs = NULL;
-        s->nseg = 0;
+    for (int i = 0; i < n; i++) {
+        s->segs[i].start = cs[i].start;
+        s->segs[i].end = cs[i].end;
+        s->segs[i].frames = cs[i].frames;
     }
-    return rc;
+    s->nseg = n;
+    free(cs);
+    return 0;
 }
 
 /* vid_opts.start for a segment beginning at tick `ts`: the seconds whose
@@ -771,7 +530,8 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     vid_get_info(s->plain, &s->info);
     autohw = sw_first && o->hwdec == VID_HWDEC_AUTO;
     if (regular && (ndec >= 2 || autohw))
-        scanned = scan(s, &sc) == 0;
+        if ((scanned = vs_scan_file(path, o->start, o->max_frames, &sc) == 0))
+            s->s0 = sc.s0;
     if (sw_first) {
         int use = 1;
         if (autohw)
@@ -782,7 +542,7 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
             vid_close(&s->plain);
             vo.hwdec = o->hwdec;
             if (vid_open(path, &vo, &s->plain)) {
-                scan_free(&sc);
+                vs_scan_free(&sc);
                 vsrc_close(&s);
                 return -1;
             }
@@ -822,12 +582,12 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         vo.max_frames = -1;
         vid_close(&s->plain);
         if (vid_open(path, &vo, &s->first)) {
-            scan_free(&sc);
+            vs_scan_free(&sc);
             vsrc_close(&s);
             return -1;
         }
     }
-    scan_free(&sc);
+    vs_scan_free(&sc);
     if (s->nseg) {
         s->th = calloc((size_t)s->ndec, sizeof *s->th);
         if (!s->th) {
