@@ -9,10 +9,6 @@
  *                             (1st by default) as a lost device would: an
  *                             image before it is computed, a video at its
  *                             second frame (its output open)
- *   GPUEDGE_BACK_DECODERS=N   N software decoders take a segmented video's
- *                             segments from its end beside its decoders,
- *                             as beside NVDEC's sessions: that schedule
- *                             tested without a GPU (vid_opts.back_decoders)
  */
 #include "run_int.h"
 
@@ -52,16 +48,5 @@ void hook_fail_engine(run_shared *sh)
     sh->fail_lane = (int)k;
     if (*end == ':' && atoi(end + 1) > 0)
         sh->fail_nth = atoi(end + 1);
-#endif
-}
-
-int hook_back_decoders(void)
-{
-#ifdef GE_TEST_HOOKS
-    const char *e = getenv("GPUEDGE_BACK_DECODERS");
-    long n = e && *e ? strtol(e, NULL, 10) : 0;
-    return n > 0 && n <= 16 ? (int)n : 0;
-#else
-    return 0;
 #endif
 }

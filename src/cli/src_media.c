@@ -188,7 +188,6 @@ vid_opts video_opts(const cli_opts *o, int hwdec, int device)
                    .threads = o->threads};
     vo.hwdec = hwdec;
     vo.device = device;
-    vo.back_decoders = hook_back_decoders();
     return vo;
 }
 

@@ -44,11 +44,6 @@ typedef struct vid_opts {
                         where the hwaccel gives up (at open or mid-file),
                         software (a notice under -v). */
     int device;      /* CUDA device for NVDEC */
-    int back_decoders; /* vsrc_open: software decoders that take a long
-                          file's segments from its end beside its NVDEC
-                          sessions (vsrc_back_decoders); 0: the policy's
-                          (--hwdec=auto only), N > 0: N beside any
-                          segmented decode (the test hook), -1: none */
     size_t mem_budget; /* vsrc_*: host bytes of frames its segments may
                           hold decoded ahead; 0 = vsrc_host_budget's for
                           one engine (vsource.h) */

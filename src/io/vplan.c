@@ -67,15 +67,6 @@ size_t vsrc_phys_bytes(void)
     return (size_t)pages * (size_t)psz;
 }
 
-int vsrc_back_decoders(long threads, int *sw_threads)
-{
-    long left = threads - VS_MIX_KEEP;
-    *sw_threads = (int)(left / VS_BACK_DECODERS);
-    if (threads <= VS_AUTO_FEW_THREADS || *sw_threads < 1)
-        return 0;
-    return VS_BACK_DECODERS;
-}
-
 int vsrc_mix_sw(long threads, int *sw_threads)
 {
     long left = threads - VS_MIX_KEEP;

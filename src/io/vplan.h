@@ -17,13 +17,9 @@
  * writers leave the cores free, engines that decode in software run
  * beside the engines on NVDEC, on the threads NVDEC's leave, each taking
  * the batch's next file when done with its last: each kind decodes in
- * proportion to its speed.  Within one long file on NVDEC
- * (vsrc_back_decoders): VS_BACK_DECODERS software decoders take its
- * segments from the end while the sessions take them from the start, so
- * a slower decoder's segment is needed last; a software decoder takes the
- * next one only while the sessions, at the rates measured so far, will
- * not reach it before it is done (software segments handed out in turn
- * with the sessions' stalled the engine: BENCHMARKS.md).
+ * proportion to its speed.  Not within one file: its frames go through
+ * one engine in order, and that engine, not NVDEC, binds a long file
+ * (software segments beside the sessions made it slower: BENCHMARKS.md).
  *
  * Frames decoded ahead of their turn, all segments together: host frames
  * within vid_opts.mem_budget (vsrc_host_budget: a 1/VS_HOST_RAM_SHARE of
@@ -59,12 +55,6 @@
 /* ... and at most this many software engines (each a pipeline, with its
  * buffers on the device) */
 #define VS_MIX_MAX 9
-/* One long file on NVDEC: software decoders taking segments from its end,
- * on the threads VS_MIX_KEEP leaves, split between them; a software
- * decoder's next segment must be done VS_BACK_MARGIN times sooner than
- * the sessions would reach it. */
-#define VS_BACK_DECODERS 2
-#define VS_BACK_MARGIN 1.25
 
 /* --hwdec=auto's rule: NVDEC (1) or software (0) for a video whose
  * segments would run on `sessions` NVDEC sessions (1: not segmented),
@@ -77,10 +67,6 @@ int vsrc_auto_may_nvdec(long threads, double gpx);
  * VS_AUTO_FEW_THREADS or fewer: the cores are the rest of the run's);
  * *sw_threads: the threads of each. */
 int vsrc_mix_sw(long threads, int *sw_threads);
-/* Software decoders beside a long file's NVDEC sessions over `threads`
- * CPU threads (0 at VS_AUTO_FEW_THREADS or fewer); *sw_threads: the
- * threads of each. */
-int vsrc_back_decoders(long threads, int *sw_threads);
 /* Gigapixels a video holds (its frames, from the container's count or
  * its duration and rate; 0 when neither is known) x width x height. */
 double vsrc_info_gpx(const vid_info *vi);

@@ -75,7 +75,6 @@ typedef struct vs_seg {
     int64_t start, end; /* pts range [start, end) in stream ticks; end
                            INT64_MAX for the last */
     size_t frames;      /* frames in it (the scan's count) */
-    int back;           /* taken by a software decoder from the end */
     vs_frame *head, *tail;
     int qn;
     int done, failed;
@@ -107,15 +106,7 @@ struct vsrc {
     pthread_cond_t cv;
     vs_seg *segs;
     int nseg, ndec, next_seg, head;
-    /* Software decoders beside NVDEC's sessions (vplan.h): nback of them
-     * with back_threads each take segments from the end: those from
-     * back_seg on are theirs, the next one to start is back_next.  The
-     * rates so far (frames, seconds from open to end of the segments
-     * done) of the two kinds decide whether they take one more. */
-    int nback, back_threads, back_seg, back_next;
-    double rate_frames[2], rate_secs[2];
     pthread_t *th;
-    struct vs_worker *wk;
     int nth;
     vs_frame *free_list;
     size_t buffered, dev_buffered;
@@ -149,8 +140,7 @@ struct vsrc {
  * the segments in s (nseg >= 2), or -1 (s->segs NULL). */
 static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
 {
-    size_t want = (size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER) +
-                  (size_t)s->nback;
+    size_t want = (size_t)ndec * (s->hw ? VS_HW_SEGS_PER_DECODER : VS_SEGS_PER_DECODER);
     vs_cut_seg *cs;
     int n;
 
@@ -244,7 +234,7 @@ static void close_reader(vsrc *s, vid_reader **r)
  * little, but compute-sanitizer racecheck did not finish over it, and
  * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
  * "The .mkv bound"). */
-static int decode_seg(vsrc *s, int i, int back)
+static int decode_seg(vsrc *s, int i)
 {
     vs_seg *g = &s->segs[i];
     vid_opts vo = s->o;
@@ -254,9 +244,7 @@ static int decode_seg(vsrc *s, int i, int back)
     long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
-    vo.threads = back ? s->back_threads : s->dec_threads;
-    if (back)
-        vo.hwdec = VID_HWDEC_NONE;
+    vo.threads = s->dec_threads;
     g->t_start = ge_now() - s->t0;
     if (i == 0) {
         pthread_mutex_lock(&s->mu);
@@ -270,7 +258,7 @@ static int decode_seg(vsrc *s, int i, int back)
     }
     base = vid_corrupt_count(r);
     g->t_open = ge_now() - s->t0;
-    if (s->hw && !back && i > 0) {
+    if (s->hw && i > 0) {
         /* An NVDEC session is made at its first frame, and sessions made
          * at once come up one after another in no set order (a segment's
          * late start delays every frame after it in the output): segment
@@ -393,130 +381,26 @@ static int decode_seg(vsrc *s, int i, int back)
     return rc;
 }
 
-typedef struct vs_worker {
-    vsrc *s;
-    int back; /* a software decoder taking segments from the end */
-} vs_worker;
-
-/* May a software decoder take segment k, from the end (under mu)?  When,
- * at the rates measured so far (a segment's frames over its time from open
- * to end), it is done VS_BACK_MARGIN times sooner than the sessions could
- * decode the frames before it that are not decoded yet.  Nothing measured
- * of either kind yet: no (start_decoders gives them their first). */
-static int back_may_take(const vsrc *s, int k)
-{
-    double ahead = 0, front, back;
-    if (s->rate_secs[0] <= 0 || s->rate_secs[1] <= 0)
-        return 0;
-    for (int i = s->head; i < k; i++)
-        if (s->segs[i].frames > (size_t)s->segs[i].nq)
-            ahead += (double)(s->segs[i].frames - (size_t)s->segs[i].nq);
-    front = s->rate_frames[0] / s->rate_secs[0] * s->ndec; /* all sessions */
-    back = s->rate_frames[1] / s->rate_secs[1];            /* one decoder */
-    return (double)s->segs[k].frames / back * VS_BACK_MARGIN < ahead / front;
-}
-
-/* The next segment for a worker (under mu): from the start for the
- * sessions (up to back_seg), from the end for a software decoder beside
- * them.  -1: none left for it; -2: none yet (back_may_take). */
-static int take_seg(vsrc *s, int back)
-{
-    if (!back)
-        return s->next_seg < s->back_seg ? s->next_seg++ : -1;
-    if (s->back_next >= s->back_seg)
-        return s->back_next--;
-    if (s->back_seg - 1 < s->next_seg)
-        return -1;
-    if (!back_may_take(s, s->back_seg - 1))
-        return -2;
-    s->back_next = --s->back_seg - 1;
-    return s->back_seg;
-}
-
 static void *worker(void *arg)
 {
-    vs_worker *w = arg;
-    vsrc *s = w->s;
+    vsrc *s = arg;
     pthread_mutex_lock(&s->mu);
-    while (!s->quit) {
-        int i = take_seg(s, w->back), rc;
-        vs_seg *g;
-        if (i == -1)
-            break;
-        if (i == -2) {
-            pthread_cond_wait(&s->cv, &s->mu);
-            continue;
-        }
-        g = &s->segs[i];
-        g->back = w->back;
+    while (!s->quit && s->next_seg < s->nseg) {
+        int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
         ge_why_clear(); /* the segment's record only */
-        rc = decode_seg(s, i, w->back);
-        if (rc < 0 && (g->why = malloc(sizeof *g->why)))
-            ge_why_save(g->why);
+        rc = decode_seg(s, i);
+        if (rc < 0 && (s->segs[i].why = malloc(sizeof *s->segs[i].why)))
+            ge_why_save(s->segs[i].why);
         pthread_mutex_lock(&s->mu);
-        g->done = 1;
-        g->failed = rc < 0;
-        if (rc == 0 && g->nq > 0 && g->t_end > g->t_open) {
-            s->rate_frames[w->back] += (double)g->nq;
-            s->rate_secs[w->back] += g->t_end - g->t_open;
-        }
+        s->segs[i].done = 1;
+        s->segs[i].failed = rc < 0;
         pthread_cond_broadcast(&s->cv);
-        /* the file failed there: nothing after it is handed on (a
-         * software decoder from the end goes on: its next segment is
-         * before this one) */
-        if (rc < 0 && !w->back)
-            break;
+        if (rc < 0)
+            break; /* the file failed there: nothing after it is handed on */
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
-}
-
-/* Starts the segments' decoders: s->ndec (NVDEC sessions, or software
- * decoders) from the start and, where s->nback, software decoders from
- * the end, one of the last segments each to begin with (as long as the
- * sessions keep a segment each but for as many): the last ones are needed
- * last, and a session's start comes later the more start before it.  0,
- * or -1 (recorded). */
-static int start_decoders(vsrc *s)
-{
-    int n = s->ndec + s->nback, nfront = 0, reserved = 0;
-    s->back_seg = s->nseg;
-    s->back_next = s->nseg - 1;
-    /* (segment 0 is the sessions': its reader is s->first) */
-    for (int k = s->nseg - 1; reserved < s->nback && k >= 1 && k >= s->ndec - s->nback;
-         k--, reserved++)
-        s->back_seg = k;
-    if (!reserved)
-        n = s->ndec; /* nothing for them (back_may_take needs a segment of theirs done) */
-    s->th = calloc((size_t)n, sizeof *s->th);
-    s->wk = calloc((size_t)n, sizeof *s->wk);
-    if (!s->th || !s->wk)
-        return ge_fail_in(s->path, "cannot open video: %s", strerror(ENOMEM));
-    for (int i = 0; i < n; i++) {
-        s->wk[s->nth].s = s;
-        s->wk[s->nth].back = i >= s->ndec;
-        if (pthread_create(&s->th[s->nth], NULL, worker, &s->wk[s->nth]) == 0) {
-            nfront += i < s->ndec;
-            s->nth++;
-        }
-    }
-    if (nfront == 0 || (reserved && s->nth == nfront))
-        /* no decoder from the start, or none for the segments kept for
-         * the end: they would never be decoded (vsrc_close joins the rest) */
-        return ge_fail_in(s->path, "cannot start the decoder threads");
-    if (ge_verbose)
-        ge_note("%s: %d segments on %d %sdecoders of %d thread%s%s, at most %zu MiB decoded "
-                "ahead%s", s->path, s->nseg, nfront, s->hw ? "NVDEC " : "", s->dec_threads,
-                s->dec_threads == 1 ? "" : "s",
-                s->nth > nfront ? " and software decoders from the end" : "",
-                (s->hw ? s->dev_budget : s->mem_budget) >> 20, s->hw ? " on the device" : "");
-    if (ge_verbose && s->nth > nfront)
-        ge_note("%s: %d software decoder%s of %d thread%s take%s segments from the end (%d "
-                "to start with)", s->path, s->nth - nfront, s->nth - nfront == 1 ? "" : "s",
-                s->back_threads, s->back_threads == 1 ? "" : "s",
-                s->nth - nfront == 1 ? "s" : "", reserved);
-    return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -685,12 +569,6 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
     } else {
         s->o.hwdec = VID_HWDEC_NONE;
     }
-    if (o->back_decoders > 0) { /* the test hook: beside any decoders */
-        s->nback = o->back_decoders;
-        s->back_threads = 1;
-    } else if (o->back_decoders == 0 && s->hw && o->hwdec == VID_HWDEC_AUTO) {
-        s->nback = vsrc_back_decoders(ncpu, &s->back_threads);
-    }
     segmented = ndec >= 2 && scanned && cut(s, &sc, ndec, seg_max) == 0;
     if (segmented && !s->hw)
         segmented = (ndec = fit_sw_decoders(s, &sc, ndec)) >= 2;
@@ -710,9 +588,26 @@ int vsrc_open(const char *path, const vid_opts *o, vsrc **out)
         }
     }
     vs_scan_free(&sc);
-    if (s->nseg && start_decoders(s)) {
-        vsrc_close(&s);
-        return -1;
+    if (s->nseg) {
+        s->th = calloc((size_t)s->ndec, sizeof *s->th);
+        if (!s->th) {
+            ge_fail_in(path, "cannot open video: %s", strerror(ENOMEM));
+            vsrc_close(&s);
+            return -1;
+        }
+        for (int i = 0; i < s->ndec; i++)
+            if (pthread_create(&s->th[s->nth], NULL, worker, s) == 0)
+                s->nth++;
+        if (s->nth == 0) {
+            ge_fail_in(path, "cannot start the decoder threads");
+            vsrc_close(&s);
+            return -1;
+        }
+        if (ge_verbose)
+            ge_note("%s: %d segments on %d %sdecoders of %d thread%s, at most %zu MiB decoded "
+                    "ahead%s", path, s->nseg, s->nth, s->hw ? "NVDEC " : "", s->dec_threads,
+                    s->dec_threads == 1 ? "" : "s",
+                    (s->hw ? s->dev_budget : s->mem_budget) >> 20, s->hw ? " on the device" : "");
     }
     *out = s;
     return 0;
@@ -895,7 +790,7 @@ void vsrc_close(vsrc **ps)
         const vs_seg *g = &s->segs[i];
         ge_note("%s: trace segment %d%s: start %.3f opened %.3f first %.3f end %.3f s; "
                 "%ld frames, waited %.3f s, off NVDEC surfaces %.3f s", s->path, i,
-                g->back ? " (software, from the end)" : s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
+                s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
                 g->t_wait, g->t_detach);
     }
     if (s->trace && s->hw) {
@@ -924,7 +819,6 @@ void vsrc_close(vsrc **ps)
     }
     free(s->segs);
     free(s->th);
-    free(s->wk);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s->path);

@@ -113,46 +113,6 @@ done
 rm -f ref.mkv seg.mkv
 check "damaged H.264: segments, then one decoder: the bytes of --threads 1" "$why"
 
-# software decoders taking segments from the end beside the others (as
-# beside NVDEC's sessions under --hwdec=auto; here the test build's hook
-# puts them beside software decoders): the same bytes and --hist, also
-# with --start/--frames and over damaged data (one decoder from there)
-HOOKS=${TESTBIN:-tests/bin}/gpuedge_hooks
-case $HOOKS in /*) ;; *) HOOKS=$ROOT/$HOOKS ;; esac
-if [ -x "$HOOKS" ]; then
-    # gh ARGS...: ge with the test build and its hook
-    gh() { GPUEDGE_BACK_DECODERS=2 "$HOOKS" "$@" >"$OUT" 2>"$ERR"; RC=$?; }
-    back() { # NAME CLIP ARGS...: --threads 1 vs 2 and 4 with 2 decoders from the end
-        name=$1 clip=$2
-        shift 2
-        why=
-        ge $G -q --threads 1 --hist ref.csv "$@" "$clip" ref.mkv
-        for n in 2 4; do
-            gh $G -v -y --threads $n --hist seg.csv "$@" "$clip" seg.mkv
-            [ "$RC" -eq 0 ] || add "--threads $n: exit $RC"
-            grep -q "software decoders of 1 thread take segments from the end ([12] to start" \
-                "$ERR" || add "--threads $n: no decoders from the end"
-            cmp -s ref.mkv seg.mkv || add "--threads $n: other bytes"
-            cmp -s ref.csv seg.csv || add "--threads $n: other --hist rows"
-        done
-        check "decoders from the end: $name == --threads 1" "$why"
-        rm -f ref.mkv seg.mkv ref.csv seg.csv
-    }
-    back "closed-GOP H.264 mp4" closed.mp4
-    back "VFR H.264 mkv, --start 0.5 --frames 130" vfr.mkv --start 0.5 --frames 130
-    why=
-    ge $G -q --threads 1 noisy.mkv ref.mkv
-    gh $G -v -y --threads 4 noisy.mkv seg.mkv
-    [ "$RC" -eq 0 ] || add "exit $RC"
-    grep -q "take segments from the end" "$ERR" || add "no decoders from the end"
-    grep -q "damaged data after frame" "$ERR" || add "no fallback"
-    cmp -s ref.mkv seg.mkv || add "other bytes"
-    check "decoders from the end, damaged H.264: the bytes of --threads 1" "$why"
-    rm -f ref.mkv seg.mkv
-else
-    not_ok "no test build at $HOOKS (make builds it with the unit tests)"
-fi
-
 # engines that decode videos at once share the memory for frames decoded
 # ahead (vsrc_host_budget): with 2 engines each file gets half of what one
 # engine's gets (256 MiB at least), and the bytes stay the same
