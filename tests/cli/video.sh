@@ -197,6 +197,28 @@ cmp -s stdout.y4m a.y4m && ok "y4m on stdout == y4m file, byte for byte" ||
     not_ok "y4m on stdout differs from the y4m file"
 rm -f stdout.y4m
 
+# a grey .y4m frame goes out as it is (venc.c put_y4m); one of another size
+# (padded or cropped) through the muxer: both kinds in one file, in order.
+# 20 frames at 160x120 then 20 at 128x96 (MPEG-TS, joined): the first 20
+# are the 160x120 clip's own .y4m, and the file is 40 whole frames.
+why=
+if mk -f lavfi -i testsrc2=size=160x120:rate=25 -frames:v 20 -c:v libx264 -pix_fmt yuv420p big.ts &&
+    mk -f lavfi -i testsrc2=size=128x96:rate=25 -frames:v 20 -c:v libx264 -pix_fmt yuv420p small.ts; then
+    cat big.ts small.ts >sizes.ts
+    ge $G big.ts big.y4m
+    ge --backend=cpu sizes.ts sizes.y4m
+    grep -q "frame size changed from 160x120 to 128x96" "$ERR" || add "no size note"
+    hb=$(wc -c <big.y4m)
+    hd=$(head -n 1 big.y4m | wc -c)
+    [ "$(wc -c <sizes.y4m)" = "$((hd + 40 * (6 + 160 * 120)))" ] || add "$(wc -c <sizes.y4m) bytes"
+    head -c "$hb" sizes.y4m | cmp -s - big.y4m || add "the first 20 frames differ from the 160x120 clip's"
+    [ "$(frames sizes.y4m)" = 40 ] || add "$(frames sizes.y4m) frames"
+else
+    add "cannot make the clips: $(head -n 1 "$T/ff.err")"
+fi
+check "y4m with a size change: 40 whole frames, the first 20 the 160x120 clip's bytes" "$why"
+rm -f big.ts small.ts sizes.ts big.y4m sizes.y4m
+
 # ---------------------------------------------------------------------------
 # image sequences, --frames, --start
 
