@@ -17,9 +17,10 @@
  * writers leave the cores free, engines that decode in software run
  * beside the engines on NVDEC, on the threads NVDEC's leave, each taking
  * the batch's next file when done with its last: each kind decodes in
- * proportion to its speed.  Not within one file: its frames go through
- * one engine in order, and that engine, not NVDEC, binds a long file
- * (software segments beside the sessions made it slower: BENCHMARKS.md).
+ * proportion to its speed.  Not within one file: software decoders
+ * taking a long file's segments from its end beside the sessions gained
+ * 5-10 % to /dev/null at 4K, lost 5 % to .mkv (the writer binds it) and
+ * nothing at 1080p (BENCHMARKS.md).
  *
  * Frames decoded ahead of their turn, all segments together: host frames
  * within vid_opts.mem_budget (vsrc_host_budget: a 1/VS_HOST_RAM_SHARE of
