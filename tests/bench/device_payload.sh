@@ -26,7 +26,8 @@
 #   BENCH_PROGS (more programs for the gpuedge and big payloads, e.g.
 #   tests/bin/bench_nvdec for device_run.sh's FIXED_COSTS=1; with
 #   PHOTO_MB=0 to make room), LIMIT_MIB (60), PACK (../shared/device/pack), NVJPEG_XZ (libnvjpeg.so.13.xz
-#   for the gpuedge call; default: one in $MAIN/.device*/, if any).
+#   for the gpuedge call; default: one in $MAIN/.device*/, if any),
+#   STUB_LIBS (1: stub the libraries gpuedge never calls, stub_libs.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MAIN=${MAIN:-/work/main}
@@ -88,6 +89,12 @@ programs_payload() { # DIR PROGRAM... : the programs (stripped, xz'd) + their li
     done
     "$PACK" -o "$d" "$tmp"/* >&2
     rm -rf "$tmp"
+    # STUB_LIBS=1: the libraries gpuedge never calls as stubs (42 -> 14 MB:
+    # room for the static ffmpeg and the clips in one call; stub_libs.py)
+    if [ "${STUB_LIBS:-0}" = 1 ]; then
+        python3 "$(dirname "$0")/stub_libs.py" "$d/libs.tar.xz" "$@" -o "$d/libs.stub.tar.xz" >&2 &&
+            mv "$d/libs.stub.tar.xz" "$d/libs.tar.xz"
+    fi
     # the binaries travel xz'd (gpuedge: 9 MB -> 2 MB) and are unpacked by env.sh
     for b in "$d"/bin/*; do xz -6 -f "$b"; done
     cat >>"$d/env.sh" <<'ENV'
