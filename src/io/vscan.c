@@ -105,7 +105,11 @@ int vs_scan_file(const char *path, double start, long max_frames, vs_scan *sc)
         if (ret < 0)
             goto end; /* a read error: let the decoder meet it in order */
         if (pkt->stream_index == idx && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-            /* keys: the keyframes' positions in decode order */
+            /* keys: the keyframes' positions in decode order; for H.264
+             * IDRs only (vid_h264_idr): a keyframe that is only a recovery
+             * point (x264's open GOP) carries reference-marking commands
+             * about pictures before it, so decoded from there it logs
+             * errors a decode from the start does not */
             if (pkt->pts == AV_NOPTS_VALUE || push(&pts, &npts, &cpts, pkt->pts) ||
                 ((pkt->flags & AV_PKT_FLAG_KEY) &&
                  (!h264 || vid_h264_idr(pkt->data, pkt->size, nal_len)) &&
@@ -181,10 +185,6 @@ end:
     return rc;
 }
 
-/* Segments start at IDRs only: a keyframe that is only a recovery point
- * (x264's open GOP) carries reference-marking commands about pictures
- * before it, so decoded from there it logs errors a decode from the start
- * does not (the scan's keys, vid_h264_idr). */
 int vs_cut(const vs_scan *sc, size_t want, vs_cut_seg **segsp, int *nsegp)
 {
     const int64_t *pts = sc->pts, *keys = sc->keys;

@@ -74,7 +74,6 @@ typedef struct vs_frame {
 typedef struct vs_seg {
     int64_t start, end; /* pts range [start, end) in stream ticks; end
                            INT64_MAX for the last */
-    size_t frames;      /* frames in it (the scan's count) */
     vs_frame *head, *tail;
     int qn;
     int done, failed;
@@ -157,7 +156,6 @@ static int cut(vsrc *s, const vs_scan *sc, int ndec, size_t seg_max)
     for (int i = 0; i < n; i++) {
         s->segs[i].start = cs[i].start;
         s->segs[i].end = cs[i].end;
-        s->segs[i].frames = cs[i].frames;
     }
     s->nseg = n;
     free(cs);
