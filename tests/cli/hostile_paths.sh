@@ -351,16 +351,29 @@ else
     skip "video on a full disk: no ffmpeg to make a clip"
 fi
 if [ -z "$LIM" ]; then
-    # A batch that fills the disk: 5 noise images of 300 KB out, 3 fit; the
-    # ones written are complete, the others leave nothing.
+    # A batch that fills the disk: 5 noise images of 300 KB out, at most 3
+    # fit.  Which ones depends on the encode pool's threads writing at once
+    # (a failed file's space comes free again for the next): every file
+    # written is complete, every other one has its one error line and
+    # leaves nothing.
     ge $G --format pgm -o b5ref b5
     ge $G --format pgm -o full b5
     why=
     [ "$RC" -eq 1 ] || addwhy "exit $RC, expected 1"
-    [ "$(grep -c "cannot write: $REASON\$" "$ERR")" -eq 2 ] || addwhy "not 2 'cannot write' lines"
-    for i in 1 2 3; do cmp -s "full/n$i.pgm" "b5ref/n$i.pgm" || addwhy "full/n$i.pgm missing or different"; done
-    [ "$(ls -A full | tr '\n' ' ')" = "n1.pgm n2.pgm n3.pgm " ] || addwhy "full/ holds: $(ls -A full | tr '\n' ' ')"
-    check "batch filling the disk: files before are complete, the rest leave nothing"
+    nw=0
+    for i in 1 2 3 4 5; do
+        if [ -e "full/n$i.pgm" ]; then
+            nw=$((nw + 1))
+            cmp -s "full/n$i.pgm" "b5ref/n$i.pgm" || addwhy "full/n$i.pgm differs"
+        else
+            [ "$(grep -c "full/n$i.pgm: cannot write: $REASON\$" "$ERR")" -eq 1 ] ||
+                addwhy "no one error line for n$i.pgm"
+        fi
+    done
+    [ "$nw" -ge 1 ] && [ "$nw" -le 3 ] || addwhy "$nw files written"
+    [ "$(grep -c "cannot write: $REASON\$" "$ERR")" -eq $((5 - nw)) ] || addwhy "not $((5 - nw)) 'cannot write' lines"
+    [ -z "$(ls -A full | grep -v '^n[1-5]\.pgm$')" ] || addwhy "full/ holds: $(ls -A full | tr '\n' ' ')"
+    check "batch filling the disk: the files written are complete, the others leave nothing"
     rm -f full/*
     umount full
 fi
