@@ -163,7 +163,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
      * indexes at the end); a direct one (stdout, pipe, device) streams
      * through so_write, which records the errors. */
     direct = !strcmp(so_path(out), so_name(out));
-    if (direct || wr->kind == VENC_Y4M) { /* (Y4M: never seeks; put_y4m) */
+    if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)
             return AVERROR(ENOMEM);
@@ -388,8 +388,8 @@ static int put_y4m(venc_writer *w, const uint8_t *edge, int width, int height, i
                    int64_t pts, int64_t duration)
 {
     AVIOContext *pb = w->oc->pb;
-    if (w->vc->id != VC_WRAPPED || w->pixfmt != AV_PIX_FMT_GRAY8 || !w->custom_io || !edge ||
-        width != w->cw || height != w->ch || pitch != width)
+    if (w->vc->id != VC_WRAPPED || w->pixfmt != AV_PIX_FMT_GRAY8 || !edge || width != w->cw ||
+        height != w->ch || pitch != width)
         return 0;
     avio_write(pb, (const unsigned char *)"FRAME\n", 6);
     avio_flush(pb);

@@ -189,7 +189,7 @@ int vs_cut(const vs_scan *sc, size_t want, vs_cut_seg **segsp, int *nsegp)
 {
     const int64_t *pts = sc->pts, *keys = sc->keys;
     size_t npts = sc->npts, nkeys = sc->nkeys, first = sc->first, limit = sc->limit;
-    size_t cur = first, at_prev = first, k = 0;
+    size_t cur = first, k = 0;
     vs_cut_seg *segs;
     int nseg = 1;
 
@@ -228,13 +228,11 @@ int vs_cut(const vs_scan *sc, size_t want, vs_cut_seg **segsp, int *nsegp)
         if (best == SIZE_MAX)
             continue;
         segs[nseg - 1].end = key;
-        segs[nseg - 1].frames = best - at_prev;
         segs[nseg].start = key;
         nseg++;
-        cur = at_prev = best;
+        cur = best;
     }
     segs[nseg - 1].end = INT64_MAX;
-    segs[nseg - 1].frames = first + limit - at_prev;
     if (nseg < 2) {
         free(segs);
         return -1;

@@ -22,10 +22,9 @@ typedef struct vs_scan {
 } vs_scan;
 
 /* A segment: the pts range [start, end) (start INT64_MIN: from the first
- * frame delivered; end INT64_MAX: to the last) and its frames. */
+ * frame delivered; end INT64_MAX: to the last). */
 typedef struct vs_cut_seg {
     int64_t start, end;
-    size_t frames;
 } vs_cut_seg;
 
 /* Reads every packet of the best video stream of the regular file `path`

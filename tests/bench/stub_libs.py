@@ -56,8 +56,6 @@ def stub(src, dst, soname, tmp):
             body += "{ global: %s; };\n" % "; ".join(vers[""])
         for v in named:
             body += "%s { global: %s; };\n" % (v, "; ".join(vers[v]))
-        if "" not in vers:
-            body = body.replace("; };\n", "; local: *; };\n", 1) if False else body
         open(vs, "w").write(body)
         args.insert(3, "-Wl,--version-script=" + vs)
     subprocess.run(args, check=True)

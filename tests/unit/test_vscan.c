@@ -1,7 +1,7 @@
 /*
  * test_vscan — the cut of a video's frames into segments (vs_cut,
  * src/io/vscan.c): segments of about equal length cut at the keyframe
- * nearest each share, none shorter than VS_MIN_SEG, the frames counted;
+ * nearest each share, none shorter than VS_MIN_SEG;
  * where keyframes are sparse, fewer segments; --start and --frames ranges.
  * The scans are made up: frame i has pts 10 i, keyframes where listed.
  */
@@ -32,15 +32,25 @@ static vs_scan make(size_t n, size_t every, size_t first, size_t limit)
     return sc;
 }
 
+/* Segment i's frames: its pts range in frame numbers (pts 10 i), the
+ * delivered range's ends where it is open. */
+static size_t seg_frames(const vs_scan *sc, const vs_cut_seg *g, int i)
+{
+    size_t a = g[i].start == INT64_MIN ? 0 : (size_t)(g[i].start / 10);
+    size_t b = g[i].end == INT64_MAX ? sc->first + sc->limit : (size_t)(g[i].end / 10);
+    return b - a;
+}
+
 /* The segments tile the delivered range: they start where the one
  * before ends, at keyframes, with their frame counts adding up. */
 static int tiles(const vs_scan *sc, const vs_cut_seg *g, int n, char *why, size_t wn)
 {
     size_t sum = 0;
     for (int i = 0; i < n; i++) {
-        sum += g[i].frames;
-        if (g[i].frames < VS_MIN_SEG)
-            return snprintf(why, wn, "segment %d: %zu frames", i, g[i].frames), 0;
+        size_t f = seg_frames(sc, g, i);
+        sum += f;
+        if (f < VS_MIN_SEG)
+            return snprintf(why, wn, "segment %d: %zu frames", i, f), 0;
         if (i > 0 && (g[i].start != g[i - 1].end || g[i].start % 10))
             return snprintf(why, wn, "segment %d starts at %lld", i, (long long)g[i].start), 0;
     }
@@ -61,8 +71,9 @@ int main(void)
     int rc = vs_cut(&sc, 14, &g, &n);
     size_t lo = SIZE_MAX, hi = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
-        lo = g[i].frames < lo ? g[i].frames : lo;
-        hi = g[i].frames > hi ? g[i].frames : hi;
+        size_t f = seg_frames(&sc, g, i);
+        lo = f < lo ? f : lo;
+        hi = f > hi ? f : hi;
     }
     CHECK(rc == 0 && n == 14 && tiles(&sc, g, n, why, sizeof why) && lo >= 375 && hi <= 400,
           "vscan: 5300 frames, keyframes every 25, 14 wanted: 14 of 375-400 frames",
@@ -85,10 +96,10 @@ int main(void)
     free(sc.keys);
     sc = make(1000, 20, 133, 600);
     rc = vs_cut(&sc, 4, &g, &n);
-    CHECK(rc == 0 && n == 4 && tiles(&sc, g, n, why, sizeof why) && g[0].frames >= 140 &&
-              g[0].frames <= 160,
+    CHECK(rc == 0 && n == 4 && tiles(&sc, g, n, why, sizeof why) && seg_frames(&sc, g, 0) >= 140 &&
+              seg_frames(&sc, g, 0) <= 160,
           "vscan: frames 133-732 in 4: from the start frame, 140-160 frames each",
-          "rc %d, %d segments, the first %zu frames %s", rc, n, n ? g[0].frames : 0, why);
+          "rc %d, %d segments, the first %zu frames %s", rc, n, n ? seg_frames(&sc, g, 0) : 0, why);
     free(g);
 
     /* too short to cut (fewer than 2 x VS_MIN_SEG frames) or no keyframe
