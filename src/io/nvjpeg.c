@@ -4,13 +4,18 @@
  *
  * Shape (nvJPEG's batched API, CUDALibrarySamples' hardware-decode sample):
  * one library handle made for the hardware backend (else GPU hybrid), one
- * JPEG state per output format (NVJPEG_OUTPUT_Y for grey files, RGBI for
+ * JPEG state per output format (NVJPEG_OUTPUT_Y for grey files, YUV for
  * colour: nvjpegDecodeBatchedInitialize fixes one format for a whole batch),
  * and a header parser (nvjpegJpegStreamParseHeader) that screens each file
  * first: size, components, precision, and for the hardware backend
  * nvjpegDecodeBatchedSupported, so nothing the engines refuse enters a
  * batch.  A batch nvJPEG still rejects is retried one image at a time, so
  * one bad file costs only itself.
+ *
+ * Colour files come out as their Y, Cb and Cr planes, and jycc_rgb_gpu
+ * (kernels/jpeg_ycc_gpu.h) upsamples and converts them as libjpeg-turbo
+ * does: the engines' IDCT is libjpeg-turbo's (JDCT_ISLOW), their own
+ * upsampling is not, so nvJPEG's RGB output would differ (DESIGN.md §1.9).
  *
  * Output buffers come from a pool of device blocks that only grows (no
  * cudaFree in the frame loop: it synchronises the device, DESIGN.md §4); a block
@@ -27,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jpeg_ycc_gpu.h"
 #include "nvjpeg_api.h"
 #include "util.h"
 
@@ -56,6 +62,7 @@ struct nvj_dec {
     nvj_stream_dims_fn dims;
     nvj_stream_ncomp_fn ncomp;
     nvj_stream_css_fn css;
+    nvj_stream_comp_dims_fn comp_dims;
     nvj_stream_precision_fn precision;
     nvj_batched_supported_fn supported;
 
@@ -65,7 +72,7 @@ struct nvj_dec {
      * everything on a GPU without engines */
     struct nvj_tier {
         nvj_handle h;
-        nvj_state state[2];  /* [0] Y, [1] RGBI */
+        nvj_state state[2];  /* [0] Y, [1] YUV */
         int state_n[2];      /* batch size each state was initialised for */
     } tier[2];
     int tier1_tried;
@@ -138,6 +145,7 @@ static int load_syms(nvj_dec *d)
         S(dims, "nvjpegJpegStreamGetFrameDimensions"),
         S(ncomp, "nvjpegJpegStreamGetComponentsNum"),
         S(css, "nvjpegJpegStreamGetChromaSubsampling"),
+        S(comp_dims, "nvjpegJpegStreamGetComponentDimensions"),
         S(precision, "nvjpegJpegStreamGetSamplePrecision"),
         S(supported, "nvjpegDecodeBatchedSupported"),
 #undef S
@@ -480,8 +488,40 @@ static int has_eoi(const unsigned char *p, size_t n)
     return 0;
 }
 
+#define ALIGN_UP(n) (((size_t)(n) + NVJ_PITCH_ALIGN - 1) / NVJ_PITCH_ALIGN * NVJ_PITCH_ALIGN)
+
+/* A colour file's chroma layout: expansion from its sampling, and the
+ * planes' size, which must be libjpeg-turbo's (ceil(w / hx) x ceil(h /
+ * vx)) for jycc_pixel's edges to be libjpeg-turbo's.  1, or 0 with why. */
+static int ycc_layout(nvj_dec *d, nvj_pic *p, nvj_css css)
+{
+    static const int hx[] = {1, 2, 2, 1, 4, 4}, vx[] = {1, 1, 2, 2, 1, 2};
+    unsigned cw[3] = {0}, ch[3] = {0};
+    int c;
+    if ((int)css < 0 || (int)css > NVJ_CSS_410) {
+        snprintf(p->why, sizeof p->why, "unusual chroma sampling factors");
+        return 0;
+    }
+    p->ycc_.hx = hx[css];
+    p->ycc_.vx = vx[css];
+    p->ycc_.cw = (p->width + p->ycc_.hx - 1) / p->ycc_.hx;
+    p->ycc_.ch = (p->height + p->ycc_.vx - 1) / p->ycc_.vx;
+    for (c = 0; c < 3; c++)
+        if (d->comp_dims(d->js, (unsigned)c, &cw[c], &ch[c]) != NVJ_STATUS_SUCCESS)
+            break;
+    if (c < 3 || cw[0] != (unsigned)p->width || ch[0] != (unsigned)p->height ||
+        cw[1] != (unsigned)p->ycc_.cw || ch[1] != (unsigned)p->ycc_.ch || cw[2] != cw[1] ||
+        ch[2] != ch[1]) {
+        snprintf(p->why, sizeof p->why, "chroma planes of an unexpected size");
+        return 0;
+    }
+    p->ycc_.ypitch = ALIGN_UP(p->width);
+    p->ycc_.cpitch = ALIGN_UP(p->ycc_.cw);
+    return 1;
+}
+
 /* Reads the header and decides whether nvJPEG takes the file; on yes sets
- * the size, channels, the output format (0 Y, 1 RGBI) and the tier. */
+ * the size, channels, the output format (0 Y, 1 YUV) and the tier. */
 static int screen(nvj_dec *d, nvj_pic *p, int *fmt, int *tier)
 {
     unsigned w = 0, h = 0, nc = 0, prec = 0;
@@ -547,7 +587,7 @@ static int screen(nvj_dec *d, nvj_pic *p, int *fmt, int *tier)
     p->height = (int)h;
     p->channels = nc == 1 ? 1 : 3;
     *fmt = nc == 1 ? 0 : 1;
-    return 1;
+    return nc == 1 || ycc_layout(d, p, css);
 }
 
 static int init_state(struct nvj_tier *t, nvj_dec *d, int f, int k, nvj_status *s)
@@ -561,7 +601,7 @@ static int init_state(struct nvj_tier *t, nvj_dec *d, int f, int k, nvj_status *
             return -1;
         }
     }
-    *s = d->batched_init(t->h, t->state[f], k, 1, f ? NVJ_OUTPUT_RGBI : NVJ_OUTPUT_Y);
+    *s = d->batched_init(t->h, t->state[f], k, 1, f ? NVJ_OUTPUT_YUV : NVJ_OUTPUT_Y);
     if (*s != NVJ_STATUS_SUCCESS) {
         t->state_n[f] = 0;
         return -1;
@@ -570,8 +610,40 @@ static int init_state(struct nvj_tier *t, nvj_dec *d, int f, int k, nvj_status *
     return 0;
 }
 
-/* Decodes d->idx[0..k) (all of output format f, tier t) as one batch.  0
- * ok; 1 nvJPEG refused the batch (*s says why); -1 a CUDA failure. */
+/* The device bytes pic p needs: its output, and for a colour file the
+ * Y, Cb and Cr planes nvJPEG writes after it. */
+static size_t pic_bytes(const nvj_pic *p)
+{
+    size_t n = p->pitch * (size_t)p->height;
+    if (p->channels == 3)
+        n += p->ycc_.ypitch * (size_t)p->height + 2 * p->ycc_.cpitch * (size_t)p->ycc_.ch;
+    return n;
+}
+
+/* A colour pic's planes, where pic_bytes put them. */
+static jycc_planes pic_planes(const nvj_pic *p)
+{
+    jycc_planes q;
+    const uint8_t *y = p->d_data + p->pitch * (size_t)p->height;
+    memset(&q, 0, sizeof q);
+    q.y = y;
+    q.cb = y + p->ycc_.ypitch * (size_t)p->height;
+    q.cr = q.cb + p->ycc_.cpitch * (size_t)p->ycc_.ch;
+    q.y_pitch = (int)p->ycc_.ypitch;
+    q.c_pitch = (int)p->ycc_.cpitch;
+    q.width = p->width;
+    q.height = p->height;
+    q.cw = p->ycc_.cw;
+    q.ch = p->ycc_.ch;
+    q.hx = p->ycc_.hx;
+    q.vx = p->ycc_.vx;
+    q.up = jycc_method(q.hx, q.vx, q.cw);
+    return q;
+}
+
+/* Decodes d->idx[0..k) (all of output format f, tier t) as one batch,
+ * colour files finished to RGB (jycc_rgb_gpu).  0 ok; 1 nvJPEG refused
+ * the batch (*s says why); -1 a CUDA failure. */
 static int run_batch(nvj_dec *d, struct nvj_tier *t, nvj_pic *pics, int k, int f, nvj_status *s)
 {
     cudaError_t e;
@@ -580,12 +652,27 @@ static int run_batch(nvj_dec *d, struct nvj_tier *t, nvj_pic *pics, int k, int f
         d->data[j] = p->data;
         d->lens[j] = p->len;
         memset(&d->img[j], 0, sizeof d->img[j]);
-        d->img[j].channel[0] = p->d_data;
-        d->img[j].pitch[0] = p->pitch;
+        if (f == 0) {
+            d->img[j].channel[0] = p->d_data;
+            d->img[j].pitch[0] = p->pitch;
+        } else {
+            jycc_planes q = pic_planes(p);
+            d->img[j].channel[0] = (unsigned char *)q.y;
+            d->img[j].channel[1] = (unsigned char *)q.cb;
+            d->img[j].channel[2] = (unsigned char *)q.cr;
+            d->img[j].pitch[0] = p->ycc_.ypitch;
+            d->img[j].pitch[1] = d->img[j].pitch[2] = p->ycc_.cpitch;
+        }
     }
     if (init_state(t, d, f, k, s))
         return 1;
     *s = d->batched(t->h, t->state[f], d->data, d->lens, d->img, d->stream);
+    for (int j = 0; f == 1 && *s == NVJ_STATUS_SUCCESS && j < k; j++) {
+        nvj_pic *p = &pics[d->idx[j]];
+        jycc_planes q = pic_planes(p);
+        if (jycc_rgb_gpu(&q, p->d_data, p->pitch, d->stream) != cudaSuccess)
+            return -1;
+    }
     /* wait for it either way: nvJPEG may have enqueued work before failing */
     e = cudaStreamSynchronize(d->stream);
     if (e != cudaSuccess)
@@ -605,8 +692,8 @@ int nvj_decode(nvj_dec *d, nvj_pic *pics, int n)
         pics[i].d_data = NULL;
         pics[i].buf_ = 0;
     }
-    /* four passes: (hardware, Y) (hardware, RGBI) (hybrid, Y) (hybrid,
-     * RGBI); a file is screened again in each pass until one takes it
+    /* four passes: (hardware, Y) (hardware, YUV) (hybrid, Y) (hybrid,
+     * YUV); a file is screened again in each pass until one takes it
      * (a header parse: microseconds) */
     for (int pass = 0; pass < 4 && ret == 0; pass++) {
         const int t = pass / 2, f = pass % 2;
@@ -624,9 +711,8 @@ int nvj_decode(nvj_dec *d, nvj_pic *pics, int n)
                 continue;
             if (fmt != f || pt != t)
                 continue;
-            p->pitch = ((size_t)p->width * p->channels + NVJ_PITCH_ALIGN - 1) /
-                       NVJ_PITCH_ALIGN * NVJ_PITCH_ALIGN;
-            b = buf_get(d, p->pitch * (size_t)p->height);
+            p->pitch = ALIGN_UP((size_t)p->width * p->channels);
+            b = buf_get(d, pic_bytes(p));
             if (b < 0) {
                 snprintf(p->why, sizeof p->why, "out of GPU memory for a %dx%d image",
                          p->width, p->height);

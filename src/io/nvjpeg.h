@@ -10,9 +10,10 @@
  * ld.so.cache).  gpuedge runs without it; only --jpeg-decoder=nvjpeg needs it.
  *
  * Pixels: grey JPEGs (one component) give the Y plane (1 channel); colour
- * JPEGs interleaved RGB (3 channels).  They differ from libjpeg-turbo's by
- * small amounts (nvJPEG's IDCT and chroma upsampling are its own); what the
- * kernels compute from them is exact as always.
+ * JPEGs interleaved RGB (3 channels), upsampled and converted from nvJPEG's
+ * planes as libjpeg-turbo does (kernels/jpeg_ycc.h), so where nvJPEG's
+ * IDCT is libjpeg-turbo's (the JPEG engines': the GPU tests compare them
+ * file by file) the pixels are libjpeg-turbo's.
  *
  * What nvJPEG refuses (progressive and other files the hardware backend
  * does not take, CMYK, 12-bit, corrupt data, out of GPU memory) comes back
@@ -44,6 +45,10 @@ typedef struct nvj_pic {
     size_t pitch;
     char why[128];         /* when !ok: "progressive JPEG", "bad JPEG data", ... */
     int buf_;              /* private: the pool buffer held */
+    struct {               /* private: a colour file's planes in the buffer */
+        int hx, vx, cw, ch;
+        size_t ypitch, cpitch;
+    } ycc_;
 } nvj_pic;
 
 /* Loads the library (once a process; it stays loaded).  0, or -1 with one

@@ -37,8 +37,8 @@ typedef enum {
 } nvj_css; /* nvjpegChromaSubsampling_t */
 
 typedef enum {
-    NVJ_OUTPUT_Y = 2,    /* NVJPEG_OUTPUT_Y: the luma plane only */
-    NVJ_OUTPUT_RGBI = 5  /* NVJPEG_OUTPUT_RGBI: interleaved RGB, one plane */
+    NVJ_OUTPUT_YUV = 1,  /* NVJPEG_OUTPUT_YUV: Y, Cb, Cr planes, the file's sampling */
+    NVJ_OUTPUT_Y = 2     /* NVJPEG_OUTPUT_Y: the luma plane only */
 } nvj_output; /* nvjpegOutputFormat_t (the two values used) */
 
 typedef enum {
@@ -85,6 +85,8 @@ typedef nvj_status (*nvj_stream_dims_fn)(nvj_stream stream, unsigned int *width,
                                          unsigned int *height);
 typedef nvj_status (*nvj_stream_ncomp_fn)(nvj_stream stream, unsigned int *components_num);
 typedef nvj_status (*nvj_stream_css_fn)(nvj_stream stream, nvj_css *chroma_subsampling);
+typedef nvj_status (*nvj_stream_comp_dims_fn)(nvj_stream stream, unsigned int component,
+                                              unsigned int *width, unsigned int *height);
 typedef nvj_status (*nvj_stream_precision_fn)(nvj_stream stream, unsigned int *precision);
 typedef nvj_status (*nvj_stream_orientation_fn)(nvj_stream stream, nvj_orientation *orientation);
 /* is_supported is set to 0 when the hardware backend can decode the stream */
