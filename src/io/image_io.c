@@ -607,7 +607,7 @@ void img_set_auto_orient(int on)
 
 void img_versions(char *buf, size_t n)
 {
-    snprintf(buf, n, "libspng %s (PNG), libjpeg-turbo %s (JPEG)", imgpng_version(),
+    snprintf(buf, n, "libdeflate and libspng %s (PNG), libjpeg-turbo %s (JPEG)", imgpng_version(),
              imgjpg_version());
 }
 
@@ -904,8 +904,7 @@ static int load_png(const void *buf, size_t n, const char *name, img_image *img)
         return -1;
     }
     switch (imgpng_decode(buf, n, decode_limit, name, img)) {
-    case IMGPNG_OK:
-        img->decoder = "libspng";
+    case IMGPNG_OK: /* (img->decoder says which: libdeflate or libspng) */
         return 0;
     case IMGPNG_FAILED:
         return -1;

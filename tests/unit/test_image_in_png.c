@@ -486,6 +486,36 @@ static void test_load_path(void)
     if (rc == 0)
         img_free(&m);
 
+    /* 8-bit RGB, one IDAT: the libdeflate path; the same file with its
+     * Adler-32 wrong: libspng's (which ignores it, as stb does), the same
+     * pixels */
+    {
+        spec s8 = { "rgb8-fast", 61, 37, 2, 8, 0, 0, 0, 1, 0, 43 };
+        buf f = encode(&s8);
+        img_image st, m2;
+        char why[200] = "";
+        int rs = stb_decode(f.p, f.n, &st);
+        rc = img_load_mem(f.p, f.n, "rgb8.png", &m);
+        CHECK(rs == 0 && rc == 0 && m.decoder && !strcmp(m.decoder, "libdeflate") &&
+                  same(&m, &st, why, sizeof why),
+              "png: an 8-bit RGB file is inflated by libdeflate, stb's pixels", "rc %d decoder %s %s",
+              rc, rc == 0 && m.decoder ? m.decoder : "(none)", why);
+        /* IEND is the last 12 bytes, the IDAT's CRC the 4 before: the
+         * Adler-32 ends there */
+        f.p[f.n - 17] ^= 0x55;
+        rc = img_load_mem(f.p, f.n, "rgb8-adler.png", &m2);
+        CHECK(rs == 0 && rc == 0 && m2.decoder && !strcmp(m2.decoder, "libspng") &&
+                  same(&m2, &st, why, sizeof why),
+              "png: a wrong Adler-32 goes to libspng, stb's pixels", "rc %d decoder %s %s", rc,
+              rc == 0 && m2.decoder ? m2.decoder : "(none)", why);
+        if (rc == 0)
+            img_free(&m2);
+        if (rs == 0)
+            stbi_image_free(st.pixels);
+        img_free(&m);
+        free(f.p);
+    }
+
     /* 100x80x3x2 = 48000 bytes: refused from the header at one byte less */
     img_set_decode_limit(47999);
     check_capture_start();
