@@ -14,6 +14,11 @@
 #   bash tests/bench/device_payload.sh [peers] [gpuedge] [big]
 #     big: a third, optional payload .device-bench-big/ (gpuedge + the one
 #          5640x3172 JPEG only) for the "one photo as a whole process" target
+#     photobatch: .device-bench-photobatch/ for device_run.sh photobatch
+#          (issue #27 item 4): gpuedge and $BENCH_PROGS with their libraries
+#          (stubbed), nvJPEG's library, and the source photos of
+#          tests/bench/photo_batch.py (the JPEGs of at least 2560x1600 but
+#          the 5640x3172 one, and two PNGs), plus $NVJPEG_CORPUS when set
 #     gputests: .device/ for tests/gpu/run's video steps (nvseg, nvdec):
 #          gpuedge, test_nvsurf and $GPUTEST_PROGS (more tests/bin programs),
 #          the clips test_nvseg_clips.sh / test_nvdec_clips.sh make here
@@ -171,6 +176,21 @@ big)
     check_size "$d" "${LIMIT_MIB_BIG:-63}"
     out_cmds+=("call C (optional, one 5640x3172 JPEG): carry [\".device-bench-big\"], timeout_s 300, command:
   . .device-bench-big/env.sh; bash tests/bench/device_run.sh big") ;;
+photobatch)
+    d=$MAIN/.device-bench-photobatch
+    STUB_LIBS=1 gpuedge_payload "$d" Aqua.jpg Garden.jpg LadyBird.jpg TwoWings.jpg \
+        YellowFlower.jpg Wood.jpg Elephants_3840x2160.jpg Ubuntu-Mate-Cold-no-logo.png Gulp.png
+    nvj=${NVJPEG_XZ:-}
+    [ -n "$nvj" ] || nvj=$(ls "$MAIN"/.device-nvj/libnvjpeg.so.13.xz 2>/dev/null || true)
+    [ -f "$nvj" ] || die "no libnvjpeg.so.13.xz (tests/gpu/nvjpeg_inputs.sh DIR; xz DIR/libnvjpeg.so.13)"
+    cp "$nvj" "$d/libnvjpeg.so.13.xz"
+    cat >>"$d/env.sh" <<'ENV'
+xz -dc "$_d/libnvjpeg.so.13.xz" >/tmp/bench-bin/libnvjpeg.so.13 && export GPUEDGE_NVJPEG=/tmp/bench-bin/libnvjpeg.so.13
+ENV
+    [ -z "${NVJPEG_CORPUS:-}" ] || cp -r "$NVJPEG_CORPUS" "$d/corpus"
+    check_size "$d" "${LIMIT_MIB_NVJPEG:-63}"
+    out_cmds+=("photo batch: carry [\".device-bench-photobatch\"], command:
+  . .device-bench-photobatch/env.sh; bash tests/bench/device_run.sh photobatch") ;;
 gputests)
     d=$MAIN/.device
     C=$MAIN/build/device-clips
@@ -185,7 +205,7 @@ gputests)
     check_size "$d" "${LIMIT_MIB_TESTS:-63}"
     out_cmds+=("GPU tests: carry [\".device\"], command:
   . .device/env.sh; bash tests/gpu/run info nvseg nvdec") ;;
-*) die "unknown payload $w (peers, gpuedge, big, gputests)" ;;
+*) die "unknown payload $w (peers, gpuedge, big, photobatch, gputests)" ;;
 esac; done
 echo
 for c in "${out_cmds[@]}"; do echo "$c"; echo; done

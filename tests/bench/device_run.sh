@@ -12,6 +12,12 @@
 #            the OpenCV video script on 100 frames a clip for a same-call ratio)
 #   big      one 5640x3172 JPEG to PNG as a whole process, five times a
 #            backend, and the OpenCV script on it
+#   photobatch  issue #27 item 4: tests/bench/photo_batch.py makes COUNT
+#            (200) photos of 2560x1600 .. 5120x2880 from the carried ones,
+#            then photos.py times the OpenCV script and gpuedge's
+#            $PB_BACKENDS (default: gpu, cpu), and a --report -v run of each
+#            GPU entry goes to the log; with a corpus/ in the payload,
+#            test_nvjpeg runs on it and the carried JPEGs first
 # Env: PHOTOS=0 skips the photo steps (peers, gpuedge); FIXED_COSTS=1
 # (gpuedge) runs tests/bench/fixed_costs.sh on the clips first (with
 # bench_nvdec when the payload has it: device_payload.sh's BENCH_PROGS).
@@ -93,6 +99,29 @@ big)
     done
     python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs 1 --runs 5 \
         --log "$OUT" "$ph" || rc=1 ;;
+photobatch)
+    "$GPUEDGE" --version 2>&1 | head -n 2
+    if [ -d "$P/corpus" ] && command -v test_nvjpeg >/dev/null; then
+        echo "## test_nvjpeg (nvJPEG against libjpeg-turbo)"
+        test_nvjpeg "$P"/corpus/*.jpg "$P"/photos/*.jpg >"$OUT/test_nvjpeg.txt" 2>&1 || rc=1
+        grep -c '^ok' "$OUT/test_nvjpeg.txt" | sed 's/^/ok lines: /'
+        grep '^not ok\|^skip\|vs libjpeg-turbo' "$OUT/test_nvjpeg.txt" | head -n 40
+    fi
+    B=/tmp/photobatch
+    rm -rf "$B"
+    python3 tests/bench/photo_batch.py --count "${COUNT:-200}" "$B" "$P"/photos/* || rc=1
+    echo "## photos.py on the batch"
+    python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
+        --runs "$RUNS" --backends "${PB_BACKENDS:-gpu,cpu}" --log "$OUT" "$B" || rc=1
+    IFS=, read -r -a entries <<<"${PB_BACKENDS:-gpu,cpu}"
+    for e in "${entries[@]}"; do
+        be=${e%%:*} more=; [ "$e" = "$be" ] || more=${e#*:}
+        tag=$(printf '%s' "$e" | tr -c 'A-Za-z0-9' -)
+        # shellcheck disable=SC2086
+        "$GPUEDGE" -y -v --report --backend="$be" $more -o /tmp/pb-rep "$B"/* \
+            >"$OUT/report-$tag.txt" 2>&1 || rc=1
+        rm -rf /tmp/pb-rep
+    done ;;
 *) echo "device_run: unknown mode $mode" >&2; exit 2 ;;
 esac
 echo "# device_run $mode rc=$rc"
