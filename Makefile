@@ -290,6 +290,8 @@ $(KBUILD)/%.o: %.cu $(NVFLAGS_STAMP)
 $(TBIN)/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+# zlib's inflate (libpng's, most PNG readers') checks the run-length coder
+$(TBIN)/test_deflate_rle: LIBS += -lz
 
 $(TBIN)/%: tests/gpu/%.c $(LIB)
 	@mkdir -p $(@D)

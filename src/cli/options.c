@@ -286,8 +286,9 @@ const cli_opt cli_opt_table[] = {
     {.name = "png-level", .arg = required_argument, .kind = CLI_INT, .store = CLI_ST_INT,
      .field = F(png_level), .lo = PNG_LEVEL_MIN, .hi = PNG_LEVEL_MAX,
      .err = "--png-level '%s': expected 0 (stored) to 12 (smallest)",
-     .metavar = "N", .help = "PNG compression, 0 (stored) .. 12 (smallest,\n"
-                             "slowest); libdeflate's levels", .dflt = STR(PNG_LEVEL_DEFAULT)},
+     .metavar = "N", .help = "PNG compression: 0 stored, 1 runs and Huffman\n"
+                             "codes (the fastest), 2 .. 12 libdeflate's\n"
+                             "levels (12 the slowest)", .dflt = STR(PNG_LEVEL_DEFAULT)},
     {.name = "from-file", .arg = required_argument, .kind = CLI_STRING, .store = CLI_ST_STR,
      .field = F(from_file),
      .metavar = "LIST", .help = "read input names from LIST, one a line (- = stdin;\n"

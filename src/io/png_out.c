@@ -1,6 +1,7 @@
 /*
- * png_out.c — PNG out for 8-bit grey planes, deflated by libdeflate, one
- * image on several threads.
+ * png_out.c — PNG out for 8-bit grey planes, deflated by our run-length
+ * coder (deflate_rle.h: level 1, the default) or libdeflate (the other
+ * levels), one image on several threads.
  *
  * The file: signature, IHDR (grey, 8 bits, no interlace), one IDAT chunk
  * a piece, IEND.  The zlib stream inside the IDATs is ours: a 2-byte
@@ -11,7 +12,9 @@
  * about piece_bytes each; the cut depends on the width alone, so the
  * bytes are the same whatever the thread count.  Each piece is filtered,
  * summed (adler32) and deflated on its own by whichever thread takes it.
- * A deflate stream made by libdeflate always ends in a final block
+ * deflate_rle ends a piece ready to join (an empty stored block after it,
+ * or the final block for the last piece).  A deflate stream made by
+ * libdeflate always ends in a final block
  * (BFINAL = 1) and libdeflate has no flush, so to join the streams we walk
  * each piece's blocks (join_piece: a decoder that only skips symbols),
  * clear the final block's BFINAL bit and end the piece after that block
@@ -41,6 +44,7 @@
 
 #include <libdeflate.h>
 
+#include "deflate_rle.h"
 #include "util.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -561,7 +565,8 @@ typedef struct enc {
 
 static void encode_pieces(enc *e)
 {
-    struct libdeflate_compressor *c = libdeflate_alloc_compressor(e->level);
+    const int rle = e->level == PNG_LEVEL_RLE;
+    struct libdeflate_compressor *c = rle ? NULL : libdeflate_alloc_compressor(e->level);
     size_t rowb = (size_t)e->w + 1;
     int maxrows = e->pc[0].rows;
     uint8_t *buf = malloc(rowb * (size_t)maxrows + 2 * (size_t)e->w);
@@ -569,7 +574,7 @@ static void encode_pieces(enc *e)
     walker *wk = e->npieces > 1 ? malloc(sizeof *wk) : NULL;
     int err = 0;
 
-    if (!c || !buf || (e->npieces > 1 && !wk)) {
+    if ((!c && !rle) || !buf || (e->npieces > 1 && !wk)) {
         err = ENOMEM;
         goto end;
     }
@@ -589,15 +594,22 @@ static void encode_pieces(enc *e)
         }
         n = rowb * (size_t)p->rows;
         p->adler = libdeflate_adler32(1, buf, n);
-        bound = libdeflate_deflate_compress_bound(c, n) + 8;
+        bound = rle ? drle_bound(n) : libdeflate_deflate_compress_bound(c, n) + 8;
         if (!(p->z = malloc(bound))) {
             err = ENOMEM;
             break;
         }
-        p->zlen = libdeflate_deflate_compress(c, buf, n, p->z, bound);
-        if (p->zlen == 0 || (i + 1 < e->npieces && join_piece(wk, p->z, &p->zlen))) {
-            err = -1;
-            break;
+        if (rle) {
+            if (!(p->zlen = drle_compress(buf, n, p->z, i + 1 == e->npieces))) {
+                err = ENOMEM;
+                break;
+            }
+        } else {
+            p->zlen = libdeflate_deflate_compress(c, buf, n, p->z, bound);
+            if (p->zlen == 0 || (i + 1 < e->npieces && join_piece(wk, p->z, &p->zlen))) {
+                err = -1;
+                break;
+            }
         }
         p->crc = libdeflate_crc32(0, "IDAT", 4);
         if (i == 0)

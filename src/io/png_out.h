@@ -1,12 +1,13 @@
 /*
  * png_out.h — the PNG writer for 8-bit grey planes (edge maps): our own
- * chunks (signature, IHDR grey 8-bit, IDAT, IEND), libdeflate behind them.
+ * chunks (signature, IHDR grey 8-bit, IDAT, IEND), our run-length deflate
+ * (deflate_rle.h) or libdeflate behind them.
  *
  * A large image is cut into pieces of whole rows, a fixed number of
  * filtered bytes each (from the image's width only, never from the thread
  * count), deflated independently on several threads and joined into one
  * zlib stream.  So the bytes depend on the image, the level, the filter
- * and the libdeflate version, never on --threads.
+ * and (levels 2..12) the libdeflate version, never on --threads.
  */
 #ifndef GPUEDGE_PNG_OUT_H
 #define GPUEDGE_PNG_OUT_H
@@ -15,10 +16,13 @@
 #include <stdint.h>
 #include "safeout.h"
 
-/* libdeflate's levels: 0 stores, 1 fastest .. 12 smallest. */
+/* 0 stores, 1 runs only (deflate_rle.h: the fastest, and on edge maps
+ * smaller than libdeflate's level 1), 2 .. 12 libdeflate's levels (12
+ * the smallest). */
 #define PNG_LEVEL_MIN 0
 #define PNG_LEVEL_MAX 12
-#define PNG_LEVEL_DEFAULT 1
+#define PNG_LEVEL_RLE 1
+#define PNG_LEVEL_DEFAULT PNG_LEVEL_RLE
 
 /* PNG row filters (the values are the PNG filter-type bytes), and the
  * per-row choice (libpng's minimum sum of absolute differences over the

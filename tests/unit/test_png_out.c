@@ -293,8 +293,9 @@ static void test_levels_shrink(void)
     if (img && !one("640x480 level 0", img, w, h, (size_t)w, &o0, &a, &la) &&
         !one("640x480 level 1", img, w, h, (size_t)w, &o1, &b, &lb) &&
         !one("640x480 level 12", img, w, h, (size_t)w, &o12, &c, &lc))
-        CHECK(la > (size_t)w * h && lb < la && lc < lb,
-              "level 0 stores, 1 compresses, 12 compresses more", "%zu %zu %zu", la, lb, lc);
+        CHECK(la > (size_t)w * h && lb < la / 2 && lc < la / 2 && (lb != lc || memcmp(b, c, lb)),
+              "level 0 stores, 1 (runs) and 12 (libdeflate's smallest) compress, differently",
+              "%zu %zu %zu", la, lb, lc);
     free(a);
     free(b);
     free(c);
