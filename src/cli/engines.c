@@ -406,7 +406,7 @@ static void free_lanes(run_ctx *lanes, int n)
  * waited for the encode pool after its last image). */
 static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_stats *chk)
 {
-    c->nvj_hw = c->nvj_hybrid = 0;
+    c->nvj_hw = c->nvj_hybrid = c->nvj_cpu = 0;
     c->dec_nvdec = c->dec_sw = 0;
     for (int i = 0; i < n; i++) {
         run_ctx *l = &lanes[i];
@@ -426,6 +426,7 @@ static void merge_lanes(run_ctx *c, run_ctx *lanes, int n, rep_stats *rep, chk_s
         c->dec_sw += l->dec_sw;
         c->nvj_hw += l->nvj_hw;
         c->nvj_hybrid += l->nvj_hybrid;
+        c->nvj_cpu += l->nvj_cpu;
     }
 }
 
@@ -436,9 +437,7 @@ static int run_several(run_ctx *c, const pipe_opts *po, int nlanes, const int *d
     long ncpu = ge_cpu_count();
     int nsw = c->sh->sw_lanes;
     int share = (c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1)) / (nlanes - nsw);
-    run_ctx *lanes;
-    src_image_nvj_wait(c); /* (auto's nvJPEG: engine 0's, the others open their own) */
-    lanes = calloc((size_t)nlanes, sizeof *lanes);
+    run_ctx *lanes = calloc((size_t)nlanes, sizeof *lanes);
     if (!lanes) {
         ge_err(NULL, "out of memory");
         return GE_EXIT_FAIL;

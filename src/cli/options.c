@@ -40,7 +40,7 @@ _Static_assert((int)CLI_HWDEC_NONE == VID_HWDEC_NONE &&
                    (int)CLI_HWDEC_AUTO == VID_HWDEC_AUTO &&
                    (int)CLI_HWDEC_NVDEC == VID_HWDEC_NVDEC,
                "enum cli_hwdec is hwdec.h's VID_HWDEC_*");
-static const cli_choice jpeg_decoders[] = {{"auto", CLI_JPEG_AUTO}, {"turbo", CLI_JPEG_TURBO},
+static const cli_choice jpeg_decoders[] = {{"turbo", CLI_JPEG_TURBO},
                                            {"libjpeg-turbo", CLI_JPEG_TURBO},
                                            {"nvjpeg", CLI_JPEG_NVJPEG}, {"stb", CLI_JPEG_STB},
                                            {NULL, 0}};
@@ -244,13 +244,12 @@ const cli_opt cli_opt_table[] = {
                              "use (affinity, cgroup quota)", .dflt = "0"},
     {.name = "jpeg-decoder", .arg = required_argument, .kind = CLI_KEYWORD, .store = CLI_ST_INT,
      .field = F(jpeg_decoder), .keys = jpeg_decoders,
-     .err = "--jpeg-decoder '%s': expected auto, turbo, nvjpeg or stb",
-     .metavar = "D", .help = "auto: libjpeg-turbo (OpenCV's and Pillow's pixels),\n"
-                             "and for a large batch on the GPU backend the\n"
-                             "GPU's JPEG engines beside it, with the same\n"
-                             "pixels; turbo: libjpeg-turbo only; stb\n"
-                             "(stb_image); nvjpeg: every JPEG through nvJPEG\n"
-                             "(needs libnvjpeg.so.13)", .dflt = "auto"},
+     .err = "--jpeg-decoder '%s': expected turbo, nvjpeg or stb",
+     .metavar = "D", .help = "turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
+                             "stb (stb_image), or nvjpeg: batches of\n"
+                             "JPEGs on the GPU's JPEG engines (needs the GPU\n"
+                             "backend and libnvjpeg.so.13; pixels differ\n"
+                             "slightly from libjpeg-turbo's)", .dflt = "turbo"},
     {.name = "mem-limit", .arg = required_argument, .kind = CLI_SPECIAL, .fn = parse_size,
      .err = "--mem-limit '%s': expected a size such as 512M or 2G",
      .metavar = "SIZE", .help = "GPU/pinned memory and CPU scratch budget,\n"

@@ -31,7 +31,7 @@ enum cli_action { CLI_RUN, CLI_HELP, CLI_VERSION };
  * microseconds or a frame count in 64 bits. */
 #define CLI_START_MAX 1e9
 /* --jpeg-decoder (DESIGN.md §1.9): which library's pixels a JPEG starts from */
-enum cli_jpeg_decoder { CLI_JPEG_AUTO, CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
+enum cli_jpeg_decoder { CLI_JPEG_TURBO, CLI_JPEG_NVJPEG, CLI_JPEG_STB };
 
 typedef struct cli_opts {
     ge_params p;

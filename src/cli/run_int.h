@@ -87,12 +87,6 @@ typedef struct run_shared {
     int engine_failed;    /* one of several engines failed (exit 1) */
     int fail_lane, fail_nth; /* the failing-engine test hook (hooks.c); -1 none */
     uint32_t hfyu[256];   /* the FFVHuff codes the GPU codes .mkv frames with */
-    /* nvJPEG's decoder (src_image.c): atomic, 0 none yet, 1 ready, -1
-     * none (--jpeg-decoder=auto makes it on nvj_thread while the CPU
-     * decoders start) */
-    int nvj_state;
-    pthread_t nvj_thread;
-    int nvj_thread_on;
 } run_shared;
 
 typedef struct run_ctx {
@@ -141,13 +135,12 @@ typedef struct run_ctx {
     size_t mem_budget;  /* host bytes its video's segments may decode ahead
                            (0: one engine, vsource's default; several
                            engines: their share, vsrc_host_budget) */
-    /* --jpeg-decoder=nvjpeg, and auto for a large batch: JPEG jobs are
-     * decoded in batches on the GPU (decode thread) and handed to the
-     * engine as device frames */
+    /* --jpeg-decoder=nvjpeg: JPEG jobs are decoded in batches on the GPU
+     * (decode thread) and handed to the engine as device frames */
     nvj_dec *nvj;
     struct nvj_slot *nvs; /* one per job; only nvj jobs are used */
     int nvj_dev_set;      /* the decode thread made the device current */
-    long nvj_hw, nvj_hybrid; /* JPEGs nvJPEG decoded (decode thread) */
+    long nvj_hw, nvj_hybrid, nvj_cpu; /* who decoded the JPEGs (decode thread) */
     /* start-up: an encoder opened before the first frame (early_open) for
      * early_w x early_h */
     int early_w, early_h;
@@ -184,10 +177,8 @@ void lane_claim(run_ctx *c, int ji);
 int src_image_setup(run_ctx *c);
 void src_image_start_pools(run_ctx *c);
 int src_image_open_nvj(run_ctx *c);
-void src_image_nvj_wait(run_ctx *c);
 void prefetch_more(run_ctx *c);
 int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf);
-int nvj_takes(run_ctx *c, int ji);
 int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf);
 void nvj_slot_drop(run_ctx *c, int ji);
 int any_nvj_job(const run_ctx *c);

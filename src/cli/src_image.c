@@ -1,13 +1,8 @@
 /*
  * src_image.c — image jobs as frames: decoded ahead of the engine by a
- * pool of threads (stb and the codecs work on one image a thread), or
- * JPEGs decoded in groups by nvJPEG on the GPU and handed over as device
- * frames (DESIGN.md §1.9): every JPEG with --jpeg-decoder=nvjpeg; with
- * auto (the default), in a batch of enough JPEG pixels on the GPU
- * backend, those the pool has not started once nvJPEG's engines are
- * ready, on a thread of their own, while the pool decodes the first ones.
- * The engines' pixels are libjpeg-turbo's, so the outputs do not depend
- * on which decoder took a file.
+ * pool of threads (stb and the codecs work on one image a thread), or,
+ * with --jpeg-decoder=nvjpeg, JPEGs decoded in groups on the GPU and
+ * handed over as device frames (DESIGN.md §1.9).
  */
 #include "run_int.h"
 
@@ -119,21 +114,6 @@ static void decode_task(void *arg)
     pthread_mutex_unlock(&c->sh->pf_mu);
 }
 
-/* Job ji to the decode pool (under q_mu).  0, or -1 not submitted. */
-static int pool_submit(run_ctx *c, int ji)
-{
-    prefetch *t = &c->pf[ji];
-    t->c = c;
-    t->job = ji;
-    t->state = 1; /* no worker has it yet: no lock needed */
-    if (wp_submit(c->dec_pool, decode_task, t)) {
-        t->state = 0;
-        return -1;
-    }
-    c->sh->pf_outstanding++;
-    return 0;
-}
-
 /* Keeps up to pf_max images decoding ahead of the queue's head, in the
  * queue's order (the engines' decode threads call it, under q_mu; no
  * decode task takes q_mu, and the pool's queue holds pf_max, so
@@ -153,12 +133,17 @@ void prefetch_more(run_ctx *c)
     while (sh->pf_outstanding < sh->pf_max && sh->pf_cursor < c->njobs && !sig_stopped()) {
         int ji = jq_at(&sh->q, sh->pf_cursor++);
         job *j = &c->jobs[ji];
-        if (j->state != JOB_PENDING || j->video_in ||
-            (j->nvj && (c->o->jpeg_decoder == CLI_JPEG_NVJPEG || c->nvs[ji].state ||
-                        __atomic_load_n(&sh->nvj_state, __ATOMIC_ACQUIRE) == 1)))
+        prefetch *t = &c->pf[ji];
+        if (j->state != JOB_PENDING || j->video_in || j->nvj)
             continue; /* (nvJPEG's files are decoded in groups, nvj_job_frame) */
-        if (pool_submit(c, ji))
+        t->c = c;
+        t->job = ji;
+        t->state = 1; /* no worker has it yet: no lock needed */
+        if (wp_submit(c->dec_pool, decode_task, t)) {
+            t->state = 0;
             break;
+        }
+        sh->pf_outstanding++;
     }
     pthread_mutex_unlock(&sh->q_mu);
 }
@@ -235,51 +220,18 @@ static int nvj_pending(void *ctx, int ji)
     return c->jobs[ji].nvj && c->jobs[ji].state == JOB_PENDING && !c->nvs[ji].state;
 }
 
-/* Does nvJPEG take image job ji (not the decode pool)?  Its JPEGs once
- * its decoder is ready, but those the pool has started (auto). */
-int nvj_takes(run_ctx *c, int ji)
-{
-    int r;
-    if (!c->jobs[ji].nvj || __atomic_load_n(&c->sh->nvj_state, __ATOMIC_ACQUIRE) != 1 ||
-        !c->nvj)
-        return 0;
-    if (!c->pf)
-        return 1;
-    pthread_mutex_lock(&c->sh->q_mu); /* (prefetch_more starts jobs under it) */
-    r = c->nvs[ji].state || c->pf[ji].state == 0;
-    pthread_mutex_unlock(&c->sh->q_mu);
-    return r;
-}
-
 /* Reads job i's file into the group (files[k], pics[k]) unless it is not
- * pending, the decode pool has it, or it cannot be read (the CPU path
- * then says why).  The bytes added. */
+ * pending or cannot be read (the CPU path then says why).  The bytes
+ * added. */
 static size_t nvj_group_add(run_ctx *c, int i, nvj_pic *pics, unsigned char **files, int *idx,
                             int *k)
 {
     job *j = &c->jobs[i];
     nvj_slot *s = &c->nvs[i];
     size_t len;
-    int mine;
-    pthread_mutex_lock(&c->sh->q_mu); /* claimed before prefetch_more looks */
-    mine = j->nvj && j->state == JOB_PENDING && !s->state && !(c->pf && c->pf[i].state);
-    if (mine)
-        s->state = 1;
-    pthread_mutex_unlock(&c->sh->q_mu);
-    if (!mine)
+    if (!j->nvj || j->state != JOB_PENDING || s->state)
         return 0;
-    if (c->o->jpeg_decoder == CLI_JPEG_AUTO && !c->o->no_auto_orient &&
-        jpeg_needs_orient(j->input)) {
-        /* (auto looks only now): the CPU decodes it and turns it upright,
-         * in the pool, which the prefetcher no longer offers it to */
-        pthread_mutex_lock(&c->sh->q_mu);
-        j->nvj = 0;
-        s->state = 0;
-        if (c->dec_pool && c->pf[i].state == 0)
-            pool_submit(c, i);
-        pthread_mutex_unlock(&c->sh->q_mu);
-        return 0;
-    }
+    s->state = 1;
     s->dec = c->nvj;
     memset(&s->pic, 0, sizeof s->pic);
     j->t_begin = ge_now();
@@ -348,13 +300,11 @@ int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     nvj_slot *s = &c->nvs[ji];
     if (!s->state)
         nvj_decode_group(c, ji);
-    if (!s->state) /* not nvJPEG's after all (auto: to be turned upright) */
-        return image_job_frame(c, ji, fr, buf);
     if (!s->pic.ok) {
-        /* (auto: the CPU is this file's decoder as much as nvJPEG) */
-        if (s->pic.why[0] && (c->o->jpeg_decoder == CLI_JPEG_NVJPEG || ge_verbose))
+        if (s->pic.why[0])
             ge_note("%s: nvJPEG could not decode it (%s); decoded on the CPU", j->input,
                     s->pic.why);
+        c->nvj_cpu++;
         return image_frame(c, j, ji, fr, buf);
     }
     if (s->pic.hardware)
@@ -402,20 +352,13 @@ int any_nvj_job(const run_ctx *c)
     return 0;
 }
 
-/* --jpeg-decoder=auto: nvJPEG's engines beside the CPU decoders where
- * the batch's JPEGs hold at least this many megapixels a core: their
- * set-up (0.5 s on the H200) runs beside the first decodes, but their
- * teardown (0.26 s) is the run's.  measured: BENCHMARKS.md */
-#define AUTO_NVJ_MPX_PER_CORE 16
-
-/* Which jobs nvJPEG may take: JPEGs that need no turning (auto finds
- * those when it groups them, nvj_group_add: a large batch's EXIF blocks
- * are not read twice before the engine starts).  0, or -1 out of memory
- * (reported). */
-static int mark_nvj_jobs(run_ctx *c)
+/* --jpeg-decoder=nvjpeg: which jobs nvJPEG takes (JPEGs that need no
+ * turning).  0, or -1 out of memory (reported). */
+int src_image_setup(run_ctx *c)
 {
     const cli_opts *o = c->o;
-    const int orient = !o->no_auto_orient && o->jpeg_decoder == CLI_JPEG_NVJPEG;
+    if (o->jpeg_decoder != CLI_JPEG_NVJPEG)
+        return 0;
     c->nvs = calloc((size_t)c->njobs, sizeof *c->nvs);
     if (!c->nvs) {
         ge_err(NULL, "out of memory");
@@ -423,15 +366,8 @@ static int mark_nvj_jobs(run_ctx *c)
     }
     for (int i = 0; i < c->njobs; i++)
         c->jobs[i].nvj = !c->jobs[i].video_in && is_jpeg_file(c->jobs[i].input) &&
-                         !(orient && jpeg_needs_orient(c->jobs[i].input));
+                         (o->no_auto_orient || !jpeg_needs_orient(c->jobs[i].input));
     return 0;
-}
-
-/* --jpeg-decoder=nvjpeg: nvJPEG's jobs, before the pools start (auto
- * marks them once the GPU runs: src_image_open_nvj).  0, or -1 (reported). */
-int src_image_setup(run_ctx *c)
-{
-    return c->o->jpeg_decoder == CLI_JPEG_NVJPEG ? mark_nvj_jobs(c) : 0;
 }
 
 /* Several images: decode ahead and encode behind on all cores.  Best
@@ -453,99 +389,29 @@ void src_image_start_pools(run_ctx *c)
     prefetch_more(c);
 }
 
-/* auto: the batch's JPEG pixels enough for nvJPEG's engines (above)? */
-static int auto_nvj_pays(const run_ctx *c)
-{
-    long ncpu = ge_cpu_count();
-    int threads = c->o->threads > 0 ? c->o->threads : (int)(ncpu > 0 ? ncpu : 1);
-    double px = 0, limit = (double)AUTO_NVJ_MPX_PER_CORE * 1e6 * threads;
-    for (int i = 0; i < c->njobs; i++) {
-        int w, h;
-        if (c->jobs[i].nvj && img_probe_size(c->jobs[i].input, &w, &h) &&
-            (px += (double)w * h) >= limit)
-            return 1;
-    }
-    return 0;
-}
-
-/* auto's nvJPEG, made on its own thread (src_image_open_nvj). */
-static void *nvj_open_main(void *arg)
-{
-    run_ctx *c = arg;
-    double t0 = ge_now();
-    nvj_dec *d = NULL;
-    int ok;
-    gpu_set_device(c->device);
-    ok = nvj_open(NVJ_GROUP, 1, &d) == 0;
-    if (ok) {
-        c->nvj = d; /* (read once nvj_state says 1) */
-        if (ge_verbose)
-            ge_note("JPEGs: %s; ready in %.0f ms beside the CPU decoders", nvj_describe(d),
-                    (ge_now() - t0) * 1e3);
-    } else if (ge_verbose) {
-        ge_note("--jpeg-decoder=auto: %s; JPEGs decoded on the CPU", ge_why());
-    }
-    ge_why_clear();
-    __atomic_store_n(&c->sh->nvj_state, ok ? 1 : -1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-/* The GPU runs: nvJPEG's decoder, on the current device (c->device);
- * --jpeg-decoder=nvjpeg insists (one decoder an engine), auto starts it
- * on a thread for a batch that pays and leaves the rest to the CPU.  0,
- * or -1 (reported). */
+/* The GPU runs: nvJPEG's decoder, on the current device (c->device).
+ * 0, or -1 (reported). */
 int src_image_open_nvj(run_ctx *c)
 {
-    const int nvjpeg = c->o->jpeg_decoder == CLI_JPEG_NVJPEG;
     double t_open = ge_now();
-    if (c->o->jpeg_decoder == CLI_JPEG_AUTO && c->lane == 0 && !c->nvs && c->njobs > 1 &&
-        mark_nvj_jobs(c))
-        return -1;
     if (!c->nvs || !any_nvj_job(c))
         return 0;
-    if (!nvjpeg && c->lane == 0) {
-        if (auto_nvj_pays(c) &&
-            pthread_create(&c->sh->nvj_thread, NULL, nvj_open_main, c) == 0) {
-            c->sh->nvj_thread_on = 1;
-        } else {
-            for (int i = 0; i < c->njobs; i++)
-                c->jobs[i].nvj = 0;
-            __atomic_store_n(&c->sh->nvj_state, -1, __ATOMIC_RELEASE);
-        }
-        return 0;
-    }
-    if (nvj_open(NVJ_GROUP, !nvjpeg, &c->nvj)) {
+    if (nvj_open(NVJ_GROUP, &c->nvj)) {
         if (c->lane > 0)
-            ge_err(NULL, "--jpeg-decoder=%s: device %d: %s", nvjpeg ? "nvjpeg" : "auto",
-                   c->device, ge_why());
+            ge_err(NULL, "--jpeg-decoder=nvjpeg: device %d: %s", c->device, ge_why());
         else
             ge_err(NULL, "--jpeg-decoder=nvjpeg: %s", ge_why());
         return -1;
     }
-    __atomic_store_n(&c->sh->nvj_state, 1, __ATOMIC_RELEASE);
     if (c->lane == 0 && ge_verbose)
         ge_note("JPEGs: %s; ready in %.0f ms", nvj_describe(c->nvj), (ge_now() - t_open) * 1e3);
     return 0;
-}
-
-/* auto's nvJPEG thread joined (its decoder, if any, in c->nvj).
- * Idempotent. */
-void src_image_nvj_wait(run_ctx *c)
-{
-    if (c->sh->nvj_thread_on) {
-        pthread_join(c->sh->nvj_thread, NULL);
-        c->sh->nvj_thread_on = 0;
-        if (__atomic_load_n(&c->sh->nvj_state, __ATOMIC_ACQUIRE) != 1)
-            for (int i = 0; i < c->njobs; i++)
-                c->jobs[i].nvj = 0; /* (no engine opens its own) */
-    }
 }
 
 /* After the engines: the pools joined (images still decoding ahead finish
  * first), what was decoded ahead and never served freed. */
 void src_image_free(run_ctx *c)
 {
-    src_image_nvj_wait(c);
     wp_destroy(&c->enc_pool);
     wp_destroy(&c->dec_pool);
     for (int i = 0; c->pf && i < c->njobs; i++)

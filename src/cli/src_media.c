@@ -278,7 +278,7 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
             int got;
             if (ji == c->fail_job)
                 return lane_fail_now(c);
-            got = nvj_takes(c, ji) ? nvj_job_frame(c, ji, fr, buf)
+            got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
                                    : image_job_frame(c, ji, fr, buf);
             prefetch_more(c);
             if (got) {

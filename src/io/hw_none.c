@@ -94,10 +94,9 @@ int nvj_load(void)
     return ge_fail("%s", GPU_NONE_WHY);
 }
 
-int nvj_open(int max_batch, int hw_only, nvj_dec **out)
+int nvj_open(int max_batch, nvj_dec **out)
 {
     (void)max_batch;
-    (void)hw_only;
     *out = NULL;
     return nvj_load();
 }

@@ -75,7 +75,7 @@ struct nvj_dec {
         nvj_state state[2];  /* [0] Y, [1] YUV */
         int state_n[2];      /* batch size each state was initialised for */
     } tier[2];
-    int tier1_tried;         /* (always, with hw_only) */
+    int tier1_tried;
     nvj_handle h;            /* tier[0].h, else tier[1].h: parses headers */
     nvj_stream js;
     cudaStream_t stream;
@@ -272,7 +272,7 @@ static int tier_ready(nvj_dec *d)
     return d->tier[1].h != NULL;
 }
 
-int nvj_open(int max_batch, int hw_only, nvj_dec **out)
+int nvj_open(int max_batch, nvj_dec **out)
 {
     nvj_dec *d;
     nvj_status s;
@@ -290,7 +290,6 @@ int nvj_open(int max_batch, int hw_only, nvj_dec **out)
         return ge_fail("out of memory");
     pthread_mutex_init(&d->mu, NULL);
     d->max_batch = max_batch;
-    d->tier1_tried = hw_only;
     if (nvj_load())
         goto fail;
     d->lib = g_lib;
@@ -318,9 +317,6 @@ int nvj_open(int max_batch, int hw_only, nvj_dec **out)
         d->hardware = 1;
         if (d->hw_info(d->tier[0].h, &engines, &cores) != NVJ_STATUS_SUCCESS)
             engines = cores = 0;
-    } else if (hw_only) {
-        ge_fail("nvJPEG: no JPEG engines on this GPU (%s)", status_name(s_hw));
-        goto fail;
     } else {
         nvj_status s2;
         t_hy = now_ms();
@@ -355,9 +351,8 @@ int nvj_open(int max_batch, int hw_only, nvj_dec **out)
     }
     if (d->hardware)
         snprintf(d->desc, sizeof d->desc, "nvJPEG %d.%d.%d, hardware backend (%u engine%s x %u "
-                 "cores; what the engines refuse goes to %s)%s", major, minor, patch, engines,
-                 engines == 1 ? "" : "s", cores,
-                 hw_only ? "the CPU" : "the GPU hybrid backend", where);
+                 "cores; what the engines refuse goes to the GPU hybrid backend)%s", major,
+                 minor, patch, engines, engines == 1 ? "" : "s", cores, where);
     else
         snprintf(d->desc, sizeof d->desc, "nvJPEG %d.%d.%d, GPU hybrid backend (no JPEG engines "
                  "on this GPU: %s)%s", major, minor, patch, status_name(s_hw), where);

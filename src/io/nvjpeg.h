@@ -58,13 +58,10 @@ int nvj_load(void);
 /* Loads the library and creates a decoder on the current CUDA device (the
  * caller has made it current and checked it: gpu_probe).  The hardware
  * backend when the GPU has JPEG engines, else the GPU hybrid backend.
- * hw_only: the JPEG engines or nothing (their pixels are libjpeg-turbo's,
- * the hybrid backend's are not): no hybrid backend, neither instead of the
- * engines nor for what they refuse.  max_batch caps one nvj_decode call
- * (>= 1).  Returns 0, or -1 with one phrase recorded ("cannot load
- * libnvjpeg.so.13: ...", "nvJPEG: no backend works on this GPU (...)",
- * "nvJPEG: no JPEG engines on this GPU (...)"). */
-int nvj_open(int max_batch, int hw_only, nvj_dec **out);
+ * max_batch caps one nvj_decode call (>= 1).  Returns 0, or -1 with one
+ * phrase recorded ("cannot load libnvjpeg.so.13: ...", "nvJPEG: no backend
+ * works on this GPU (...)"). */
+int nvj_open(int max_batch, nvj_dec **out);
 /* "hardware" or "GPU hybrid". */
 const char *nvj_backend(const nvj_dec *d);
 /* "nvJPEG 13.2.3 (hardware, 1 engine x 7 cores) from PATH" or similar, for -v. */

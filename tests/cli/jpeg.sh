@@ -31,7 +31,7 @@ EOF
 pgm_size() { head -c 20 "$1" | tr '\n' ' ' | cut -d' ' -f2,3; }
 
 # ---- --jpeg-decoder
-fails "--jpeg-decoder=bogus" 2 "--jpeg-decoder 'bogus': expected auto, turbo, nvjpeg or stb" \
+fails "--jpeg-decoder=bogus" 2 "--jpeg-decoder 'bogus': expected turbo, nvjpeg or stb" \
     $G --jpeg-decoder=bogus photo.jpg out.pgm
 
 ge $G -v photo.jpg turbo.pgm

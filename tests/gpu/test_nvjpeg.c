@@ -480,7 +480,7 @@ int main(int argc, char **argv)
         double t0 = now_s();
         MUST(cudaFree(NULL)); /* the CUDA context first: time nvJPEG alone */
         double t1 = now_s();
-        if (nvj_open(64, 0, &d)) {
+        if (nvj_open(64, &d)) {
             SKIP("nvjpeg", ge_why());
             return 0;
         }
