@@ -248,8 +248,8 @@ const cli_opt cli_opt_table[] = {
      .metavar = "D", .help = "turbo (libjpeg-turbo: OpenCV's and Pillow's pixels),\n"
                              "stb (stb_image), or nvjpeg: batches of\n"
                              "JPEGs on the GPU's JPEG engines (needs the GPU\n"
-                             "backend and libnvjpeg.so.13; pixels differ\n"
-                             "slightly from libjpeg-turbo's)", .dflt = "turbo"},
+                             "backend and libnvjpeg.so.13; the engines'\n"
+                             "pixels are libjpeg-turbo's)", .dflt = "turbo"},
     {.name = "mem-limit", .arg = required_argument, .kind = CLI_SPECIAL, .fn = parse_size,
      .err = "--mem-limit '%s': expected a size such as 512M or 2G",
      .metavar = "SIZE", .help = "GPU/pinned memory and CPU scratch budget,\n"

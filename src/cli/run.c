@@ -138,8 +138,8 @@ static int summary(run_ctx *c, rep_stats *rep, chk_stats *chk, int r)
         /* DESIGN.md §1.9: say whose pixels the exact checks started from */
         fprintf(stderr, "cpu-ref: pixels decoded by nvJPEG (hardware) for %ld JPEG%s, by nvJPEG "
                 "(GPU hybrid) for %ld, on the CPU for %ld; the reference starts from those same "
-                "pixels (nvJPEG's differ slightly from libjpeg-turbo's)\n", c->nvj_hw,
-                c->nvj_hw == 1 ? "" : "s", c->nvj_hybrid, c->nvj_cpu);
+                "pixels (the hardware's are libjpeg-turbo's, the GPU hybrid's differ slightly)\n",
+                c->nvj_hw, c->nvj_hw == 1 ? "" : "s", c->nvj_hybrid, c->nvj_cpu);
     if (c->batch && !ge_quiet)
         ge_note("%d file%s: %d ok%s, %d failed, %d skipped; %lld frame%s in %.2f s", c->njobs,
                 c->njobs == 1 ? "" : "s", nok, dmg, nfail, nskip, nframes,

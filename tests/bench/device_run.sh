@@ -13,7 +13,8 @@
 #   big      one 5640x3172 JPEG to PNG as a whole process, five times a
 #            backend, and the OpenCV script on it
 #   photobatch  issue #27 item 4: tests/bench/photo_batch.py makes COUNT
-#            (200) photos of 2560x1600 .. 5120x2880 from the carried ones,
+#            (200) photos of 2560x1600 .. 5120x2880 from the carried ones
+#            (FORMATS: jpg,png; jpg for JPEGs only),
 #            then photos.py times the OpenCV script and gpuedge's
 #            $PB_BACKENDS (default: gpu, cpu), and a --report -v run of each
 #            GPU entry goes to the log; with a corpus/ in the payload,
@@ -109,7 +110,8 @@ photobatch)
     fi
     B=/tmp/photobatch
     rm -rf "$B"
-    python3 tests/bench/photo_batch.py --count "${COUNT:-200}" "$B" "$P"/photos/* || rc=1
+    python3 tests/bench/photo_batch.py --count "${COUNT:-200}" --formats "${FORMATS:-jpg,png}" \
+        "$B" "$P"/photos/* || rc=1
     echo "## photos.py on the batch"
     python3 tests/bench/photos.py --gpuedge "$GPUEDGE" --ffmpeg none --jobs "$JOBS" \
         --runs "$RUNS" --backends "${PB_BACKENDS:-gpu,cpu}" --log "$OUT" "$B" || rc=1

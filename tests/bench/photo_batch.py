@@ -5,13 +5,13 @@ real photos (the mate-backgrounds ones tests/bench/fetch_realdata.sh
 fetches), for tests/bench/photos.py to time gpuedge and the OpenCV script
 on.
 
-  photo_batch.py [--count 200] [--unique 18] OUT_DIR SRC...
+  photo_batch.py [--count 200] [--unique 18] [--formats jpg,png] OUT_DIR SRC...
 
 --unique distinct images are made: each source photo in turn, scaled to
 cover the next size of 2560x1600, 3840x2160 and 5120x2880 (area
 averaging down, bicubic up) and cut to it at the centre, written
-alternately as JPEG (quality 90, 4:2:0, what a camera or a web site
-gives) and PNG (OpenCV's default level).  The batch is then COUNT copies
+in turn in --formats: JPEG (quality 90, 4:2:0, what a camera or a web
+site gives) and PNG (OpenCV's default level).  The batch is then COUNT copies
 of them in turn, p000.jpg, p001.png, ...  Needs cv2 and numpy; prints
 one line: files, formats, megapixels, bytes.
 """
@@ -50,12 +50,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--unique", type=int, default=18)
+    ap.add_argument("--formats", default="jpg,png")
     ap.add_argument("out")
     ap.add_argument("src", nargs="+")
     a = ap.parse_args()
     import cv2
 
     srcs = sources(a.src)
+    formats = [f for f in a.formats.split(",") if f in ("jpg", "png")]
+    if not formats:
+        print("photo_batch.py: --formats: jpg, png or both", file=sys.stderr)
+        return 2
     if not srcs:
         print("photo_batch.py: no source photos in %s" % " ".join(a.src), file=sys.stderr)
         return 1
@@ -68,7 +73,7 @@ def main():
             return 1
         w, h = SIZES[i % len(SIZES)]
         img = fit(cv2, img, w, h)
-        ext = ".jpg" if i % 2 == 0 else ".png"
+        ext = "." + formats[i % len(formats)]
         path = os.path.join(a.out, ".u%02d%s" % (i, ext))
         params = [cv2.IMWRITE_JPEG_QUALITY, 90] if ext == ".jpg" else []
         if not cv2.imwrite(path, img, params):
