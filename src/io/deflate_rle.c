@@ -1,7 +1,9 @@
 /*
- * deflate_rle.c — see deflate_rle.h.  Two passes over the input: tokens
- * (a literal, or a run of 3..258 copies of the byte before: a match at
- * distance 1) with their symbol counts, then one dynamic block.  The
+ * deflate_rle.c — see deflate_rle.h.  Two passes over the input: the runs
+ * (3..258 copies of the byte before: a match at distance 1), kept as a
+ * sparse list, and every symbol's count, eight bytes at a time where no
+ * byte repeats its neighbour; then one dynamic block, the literals
+ * between runs read from the input again and sent two a word.  The
  * Huffman code lengths come from the counts by Moffat and Katajainen's
  * in-place method, limited to deflate's 15 bits (7 for the code-length
  * code) by moving the overflow down as miniz does, and every code gets
@@ -227,48 +229,84 @@ static int pre_symbols(const uint8_t *lens, int n, uint8_t *sy, uint8_t *ex)
     return k;
 }
 
+/* A run: it starts at input position pos and is len bytes long. */
+typedef struct run {
+    uint32_t pos;
+    uint16_t len;
+} run;
+
+/* 0x80 in each byte of x that is zero, 0 in the others (exact: no
+ * borrow runs from byte to byte) */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+    const uint64_t m = 0x7f7f7f7f7f7f7f7full;
+    return ~(((x & m) + m) | x | m);
+}
+
 size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
 {
-    uint16_t *tok = malloc((n ? n : 1) * sizeof *tok);
+    /* a run takes 3 bytes at least: at most n / 3 of them */
+    run *runs = malloc((n / 3 + 1) * sizeof *runs);
+    uint32_t h4[4][256];
     uint8_t lcode[259];
     uint32_t freq[NLITLEN] = {0}, dfreq[NDIST] = {0}, pfreq[NPRE] = {0};
     uint8_t llen[NLITLEN], dlen[NDIST], plen[NPRE], all[NLITLEN + NDIST];
     uint8_t psy[NLITLEN + NDIST], pex[NLITLEN + NDIST];
     uint16_t lc[NLITLEN] = {0}, dc[NDIST] = {0}, pc[NPRE] = {0};
     uint32_t lit[256];
-    size_t nt = 0, i = 0;
+    size_t nr = 0, i = 0;
     int hlit, hclen, np;
     bits b = {out, 0, 0};
 
-    if (!tok)
-        return 0;
+    if (!runs || n > UINT32_MAX)
+        goto fail;
+    memset(h4, 0, sizeof h4);
     for (int c = 0, l = 3; l <= 258; l++) {
         while (c < 28 && len_base[c + 1] <= l && l != 258)
             c++;
         lcode[l] = (uint8_t)(l == 258 ? 28 : c);
     }
-    /* pass 1: tokens and counts */
+    /* pass 1: the runs and the counts (four tables, so that repeated
+     * bytes do not wait on one counter) */
     if (n) {
-        tok[nt++] = in[0];
-        freq[in[0]]++;
+        h4[0][in[0]]++;
         i = 1;
     }
     while (i < n) {
-        const uint8_t v = in[i];
-        if (v == in[i - 1] && i + 2 < n && in[i + 1] == v && in[i + 2] == v) {
+        if (i + 8 <= n) {
+            /* where, in the next six bytes, do three in a row repeat the
+             * byte before them (a run starts)?  The literals before it
+             * are counted at once */
+            uint64_t cur, prev, eq, r3;
+            int k;
+            memcpy(&cur, in + i, 8);
+            memcpy(&prev, in + i - 1, 8);
+            eq = zero_bytes(cur ^ prev);
+            r3 = eq & (eq >> 8) & (eq >> 16) & 0x0000808080808080ull;
+            k = r3 ? __builtin_ctzll(r3) >> 3 : 6;
+            for (int q = 0; q < k; q++)
+                h4[q & 3][(uint8_t)(cur >> (8 * q))]++;
+            i += (size_t)k;
+            if (k == 6)
+                continue;
+        }
+        if (in[i] == in[i - 1] && i + 2 < n && in[i + 1] == in[i] && in[i + 2] == in[i]) {
+            const uint8_t v = in[i];
             size_t j = i + 3, lim = n - i > 258 ? i + 258 : n;
             while (j < lim && in[j] == v)
                 j++;
-            tok[nt++] = (uint16_t)(256 + (j - i - 3));
+            runs[nr].pos = (uint32_t)i;
+            runs[nr++].len = (uint16_t)(j - i);
             freq[257 + lcode[j - i]]++;
             dfreq[0]++;
             i = j;
         } else {
-            tok[nt++] = v;
-            freq[v]++;
+            h4[0][in[i]]++;
             i++;
         }
     }
+    for (int v = 0; v < 256; v++)
+        freq[v] = h4[0][v] + h4[1][v] + h4[2][v] + h4[3][v];
     freq[256] = 1;
     code_lengths(freq, NLITLEN, 15, llen);
     code_lengths(dfreq, NDIST, 15, dlen);
@@ -301,16 +339,25 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
     }
     for (int s = 0; s < 256; s++)
         lit[s] = lc[s] | (uint32_t)llen[s] << 16;
-    for (size_t t = 0; t < nt; t++) {
-        const unsigned s = tok[t];
-        if (s < 256) {
-            put(&b, lit[s] & 0xffff, (int)(lit[s] >> 16));
-        } else {
-            const int l = (int)s - 256 + 3, c = lcode[l];
+    i = 0;
+    for (size_t r = 0; r <= nr; r++) {
+        const size_t end = r < nr ? runs[r].pos : n;
+        /* the literals before run r (or the end): two a put (15 + 15 bits) */
+        for (; i + 2 <= end; i += 2) {
+            const uint32_t a = lit[in[i]], c = lit[in[i + 1]];
+            put(&b, (a & 0xffff) | (c & 0xffff) << (a >> 16), (int)((a >> 16) + (c >> 16)));
+        }
+        if (i < end) {
+            put(&b, lit[in[i]] & 0xffff, (int)(lit[in[i]] >> 16));
+            i++;
+        }
+        if (r < nr) {
+            const int l = runs[r].len, c = lcode[l];
             put(&b, lc[257 + c], llen[257 + c]);
             if (len_extra[c])
                 put(&b, (uint32_t)(l - len_base[c]), len_extra[c]);
             put(&b, dc[0], dlen[0]);
+            i += (size_t)l;
         }
     }
     put(&b, lc[256], llen[256]);
@@ -325,6 +372,9 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
     } else {
         flush_byte(&b);
     }
-    free(tok);
+    free(runs);
     return (size_t)(b.p - out);
+fail:
+    free(runs);
+    return 0;
 }
