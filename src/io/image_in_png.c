@@ -47,6 +47,17 @@
  * near, and a corrupt length must not make us allocate gigabytes. */
 #define IMGPNG_CHUNK_LIMIT ((size_t)64 << 20)
 
+/* *img as decoded: px (owned from now on), w x h, ch channels of bps bytes. */
+static void decoded(img_image *img, void *px, int w, int h, int ch, int bps, const char *by)
+{
+    img->width = w;
+    img->height = h;
+    img->channels = ch;
+    img->bytes_per_sample = bps;
+    img->pixels = px;
+    img->decoder = by;
+}
+
 static uint32_t be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -194,12 +205,7 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
         if (unfilter(f[0], f + 1, out, y ? out - rowb : NULL, rowb, ch))
             goto end;
     }
-    img->width = (int)w;
-    img->height = (int)h;
-    img->channels = ch;
-    img->bytes_per_sample = 1;
-    img->pixels = px;
-    img->decoder = "libdeflate";
+    decoded(img, px, (int)w, (int)h, ch, 1, "libdeflate");
     px = NULL;
     rc = IMGPNG_OK;
 end:
@@ -298,12 +304,7 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
     if (spng_decode_image(ctx, px, bytes, fmt, has_trns ? SPNG_DECODE_TRNS : 0) ||
         spng_decode_chunks(ctx))
         goto end;
-    img->width = (int)ih.width;
-    img->height = (int)ih.height;
-    img->channels = channels;
-    img->bytes_per_sample = bps;
-    img->pixels = px;
-    img->decoder = "libspng";
+    decoded(img, px, (int)ih.width, (int)ih.height, channels, bps, "libspng");
     px = NULL;
     rc = IMGPNG_OK;
 end:

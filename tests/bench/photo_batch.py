@@ -20,19 +20,11 @@ import os
 import shutil
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from photos import photos_of  # noqa: E402  (the folders' photos, as photos.py takes them)
+
 SIZES = ((2560, 1600), (3840, 2160), (5120, 2880))
-EXTS = (".jpg", ".jpeg", ".png")
-
-
-def sources(args):
-    out = []
-    for a in args:
-        if os.path.isdir(a):
-            out += [os.path.join(a, f) for f in sorted(os.listdir(a))
-                    if f.lower().endswith(EXTS)]
-        else:
-            out.append(a)
-    return out
 
 
 def fit(cv2, img, w, h):
@@ -56,7 +48,7 @@ def main():
     a = ap.parse_args()
     import cv2
 
-    srcs = sources(a.src)
+    srcs = photos_of(a.src)
     formats = [f for f in a.formats.split(",") if f in ("jpg", "png")]
     if not formats:
         print("photo_batch.py: --formats: jpg, png or both", file=sys.stderr)
