@@ -4,8 +4,8 @@
  * block: the PNG writer's level 1 (png_out.c).  An edge map's filtered
  * rows are noise around zero with flat stretches: Huffman codes take the
  * noise, runs the flat stretches, and looking for longer-range matches
- * (libdeflate's level 1) costs time without paying (docs/bench-log.md,
- * "PNG writer: runs only").
+ * (libdeflate's level 1) costs time without paying (BENCHMARKS.md,
+ * "Constants chosen by measurement").
  */
 #ifndef GPUEDGE_DEFLATE_RLE_H
 #define GPUEDGE_DEFLATE_RLE_H

@@ -47,6 +47,21 @@
  * near, and a corrupt length must not make us allocate gigabytes. */
 #define IMGPNG_CHUNK_LIMIT ((size_t)64 << 20)
 
+/* The decode budget from the header (`limit` bytes, and stb's INT_MAX
+ * ceiling, so the same files fit): 0 with the image's bytes in *bytes, or
+ * -1 with "image too large" recorded for name. */
+static int fits_budget(unsigned w, unsigned h, int ch, int bps, size_t limit, const char *name,
+                       size_t *bytes)
+{
+    size_t px = (size_t)w * h, per = (size_t)ch * (size_t)bps;
+    if (px > (size_t)INT_MAX / per || px > limit / per) {
+        ge_fail_in(name, "cannot read image: image too large (%ux%u)", w, h);
+        return -1;
+    }
+    *bytes = px * per;
+    return 0;
+}
+
 /* *img as decoded: px (owned from now on), w x h, ch channels of bps bytes. */
 static void decoded(img_image *img, void *px, int w, int h, int ch, int bps, const char *by)
 {
@@ -166,13 +181,8 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     if (!ended || !nidat || zn < 2)
         return IMGPNG_FALLBACK;
 
-    /* the same budget, and the same words, as libspng's path */
-    bytes = (size_t)w * h;
-    if (bytes > (size_t)INT_MAX / (size_t)ch || bytes > limit / (size_t)ch) {
-        ge_fail_in(name, "cannot read image: image too large (%ux%u)", w, h);
+    if (fits_budget(w, h, ch, 1, limit, name, &bytes))
         return IMGPNG_FAILED;
-    }
-    bytes *= (size_t)ch;
     rowb = (size_t)w * ch;
     rawb = (rowb + 1) * h;
     if (!z) {
@@ -284,17 +294,11 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
         goto end;
     }
 
-    /* The budget from the header, before libspng allocates anything big;
-     * stb's own ceiling (INT_MAX bytes) too, so the same files fit. */
-    bytes = (size_t)ih.width * (size_t)ih.height;
-    if (bytes > (size_t)INT_MAX / (size_t)channels / (size_t)bps ||
-        bytes > limit / ((size_t)channels * (size_t)bps)) {
-        ge_fail_in(name, "cannot read image: image too large (%ux%u)", ih.width,
-                   ih.height);
+    /* the budget from the header, before libspng allocates anything big */
+    if (fits_budget(ih.width, ih.height, channels, bps, limit, name, &bytes)) {
         rc = IMGPNG_FAILED;
         goto end;
     }
-    bytes *= (size_t)channels * (size_t)bps;
     {
         size_t want = 0;
         if (spng_decoded_image_size(ctx, fmt, &want) || want != bytes)

@@ -496,27 +496,31 @@ static int has_eoi(const unsigned char *p, size_t n)
 static int ycc_layout(nvj_dec *d, nvj_pic *p, nvj_css css)
 {
     static const int hx[] = {1, 2, 2, 1, 4, 4}, vx[] = {1, 1, 2, 2, 1, 2};
+    jycc_planes *q = &p->ycc_;
     unsigned cw[3] = {0}, ch[3] = {0};
     int c;
     if ((int)css < 0 || (int)css > NVJ_CSS_410) {
         snprintf(p->why, sizeof p->why, "unusual chroma sampling factors");
         return 0;
     }
-    p->ycc_.hx = hx[css];
-    p->ycc_.vx = vx[css];
-    p->ycc_.cw = (p->width + p->ycc_.hx - 1) / p->ycc_.hx;
-    p->ycc_.ch = (p->height + p->ycc_.vx - 1) / p->ycc_.vx;
+    memset(q, 0, sizeof *q); /* (the plane pointers: place_planes) */
+    q->width = p->width;
+    q->height = p->height;
+    q->hx = hx[css];
+    q->vx = vx[css];
+    q->cw = (p->width + q->hx - 1) / q->hx;
+    q->ch = (p->height + q->vx - 1) / q->vx;
     for (c = 0; c < 3; c++)
         if (d->comp_dims(d->js, (unsigned)c, &cw[c], &ch[c]) != NVJ_STATUS_SUCCESS)
             break;
     if (c < 3 || cw[0] != (unsigned)p->width || ch[0] != (unsigned)p->height ||
-        cw[1] != (unsigned)p->ycc_.cw || ch[1] != (unsigned)p->ycc_.ch || cw[2] != cw[1] ||
-        ch[2] != ch[1]) {
+        cw[1] != (unsigned)q->cw || ch[1] != (unsigned)q->ch || cw[2] != cw[1] || ch[2] != ch[1]) {
         snprintf(p->why, sizeof p->why, "chroma planes of an unexpected size");
         return 0;
     }
-    p->ycc_.ypitch = ALIGN_UP(p->width);
-    p->ycc_.cpitch = ALIGN_UP(p->ycc_.cw);
+    q->y_pitch = (int)ALIGN_UP(p->width);
+    q->c_pitch = (int)ALIGN_UP(q->cw);
+    q->up = jycc_method(q->hx, q->vx, q->cw);
     return 1;
 }
 
@@ -611,34 +615,23 @@ static int init_state(struct nvj_tier *t, nvj_dec *d, int f, int k, nvj_status *
 }
 
 /* The device bytes pic p needs: its output, and for a colour file the
- * Y, Cb and Cr planes nvJPEG writes after it. */
+ * Y, Cb and Cr planes nvJPEG writes after it (place_planes). */
 static size_t pic_bytes(const nvj_pic *p)
 {
     size_t n = p->pitch * (size_t)p->height;
     if (p->channels == 3)
-        n += p->ycc_.ypitch * (size_t)p->height + 2 * p->ycc_.cpitch * (size_t)p->ycc_.ch;
+        n += (size_t)p->ycc_.y_pitch * (size_t)p->height +
+             2 * (size_t)p->ycc_.c_pitch * (size_t)p->ycc_.ch;
     return n;
 }
 
-/* A colour pic's planes, where pic_bytes put them. */
-static jycc_planes pic_planes(const nvj_pic *p)
+/* A colour pic's planes into its buffer (d_data), after its RGB. */
+static void place_planes(nvj_pic *p)
 {
-    jycc_planes q;
-    const uint8_t *y = p->d_data + p->pitch * (size_t)p->height;
-    memset(&q, 0, sizeof q);
-    q.y = y;
-    q.cb = y + p->ycc_.ypitch * (size_t)p->height;
-    q.cr = q.cb + p->ycc_.cpitch * (size_t)p->ycc_.ch;
-    q.y_pitch = (int)p->ycc_.ypitch;
-    q.c_pitch = (int)p->ycc_.cpitch;
-    q.width = p->width;
-    q.height = p->height;
-    q.cw = p->ycc_.cw;
-    q.ch = p->ycc_.ch;
-    q.hx = p->ycc_.hx;
-    q.vx = p->ycc_.vx;
-    q.up = jycc_method(q.hx, q.vx, q.cw);
-    return q;
+    jycc_planes *q = &p->ycc_;
+    q->y = p->d_data + p->pitch * (size_t)p->height;
+    q->cb = q->y + (size_t)q->y_pitch * (size_t)p->height;
+    q->cr = q->cb + (size_t)q->c_pitch * (size_t)q->ch;
 }
 
 /* Decodes d->idx[0..k) (all of output format f, tier t) as one batch,
@@ -646,7 +639,7 @@ static jycc_planes pic_planes(const nvj_pic *p)
  * the batch (*s says why); -1 a CUDA failure. */
 static int run_batch(nvj_dec *d, struct nvj_tier *t, nvj_pic *pics, int k, int f, nvj_status *s)
 {
-    cudaError_t e;
+    cudaError_t e, launch = cudaSuccess;
     for (int j = 0; j < k; j++) {
         nvj_pic *p = &pics[d->idx[j]];
         d->data[j] = p->data;
@@ -656,26 +649,23 @@ static int run_batch(nvj_dec *d, struct nvj_tier *t, nvj_pic *pics, int k, int f
             d->img[j].channel[0] = p->d_data;
             d->img[j].pitch[0] = p->pitch;
         } else {
-            jycc_planes q = pic_planes(p);
-            d->img[j].channel[0] = (unsigned char *)q.y;
-            d->img[j].channel[1] = (unsigned char *)q.cb;
-            d->img[j].channel[2] = (unsigned char *)q.cr;
-            d->img[j].pitch[0] = p->ycc_.ypitch;
-            d->img[j].pitch[1] = d->img[j].pitch[2] = p->ycc_.cpitch;
+            d->img[j].channel[0] = (unsigned char *)p->ycc_.y;
+            d->img[j].channel[1] = (unsigned char *)p->ycc_.cb;
+            d->img[j].channel[2] = (unsigned char *)p->ycc_.cr;
+            d->img[j].pitch[0] = (size_t)p->ycc_.y_pitch;
+            d->img[j].pitch[1] = d->img[j].pitch[2] = (size_t)p->ycc_.c_pitch;
         }
     }
     if (init_state(t, d, f, k, s))
         return 1;
     *s = d->batched(t->h, t->state[f], d->data, d->lens, d->img, d->stream);
-    for (int j = 0; f == 1 && *s == NVJ_STATUS_SUCCESS && j < k; j++) {
+    for (int j = 0; f == 1 && *s == NVJ_STATUS_SUCCESS && j < k && launch == cudaSuccess; j++) {
         nvj_pic *p = &pics[d->idx[j]];
-        jycc_planes q = pic_planes(p);
-        if (jycc_rgb_gpu(&q, p->d_data, p->pitch, d->stream) != cudaSuccess)
-            return -1;
+        launch = jycc_rgb_gpu(&p->ycc_, p->d_data, p->pitch, d->stream);
     }
     /* wait for it either way: nvJPEG may have enqueued work before failing */
     e = cudaStreamSynchronize(d->stream);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess || launch != cudaSuccess)
         return -1;
     return *s == NVJ_STATUS_SUCCESS ? 0 : 1;
 }
@@ -720,6 +710,8 @@ int nvj_decode(nvj_dec *d, nvj_pic *pics, int n)
             }
             p->buf_ = b + 1;
             p->d_data = d->bufs[b].d;
+            if (p->channels == 3)
+                place_planes(p);
             p->hardware = t == 0;
             d->idx[k++] = i;
         }

@@ -26,6 +26,7 @@
 #define GPUEDGE_NVJPEG_H
 
 #include <stddef.h>
+#include "jpeg_ycc.h"
 
 typedef struct nvj_dec nvj_dec;
 
@@ -45,10 +46,8 @@ typedef struct nvj_pic {
     size_t pitch;
     char why[128];         /* when !ok: "progressive JPEG", "bad JPEG data", ... */
     int buf_;              /* private: the pool buffer held */
-    struct {               /* private: a colour file's planes in the buffer */
-        int hx, vx, cw, ch;
-        size_t ypitch, cpitch;
-    } ycc_;
+    jycc_planes ycc_;      /* private: a colour file's planes, after its RGB
+                              in the buffer */
 } nvj_pic;
 
 /* Loads the library (once a process; it stays loaded).  0, or -1 with one

@@ -571,10 +571,12 @@ static void encode_pieces(enc *e)
     int maxrows = e->pc[0].rows;
     uint8_t *buf = malloc(rowb * (size_t)maxrows + 2 * (size_t)e->w);
     uint8_t *zero = buf ? buf + rowb * (size_t)maxrows : NULL, *scratch = zero ? zero + e->w : NULL;
-    walker *wk = e->npieces > 1 ? malloc(sizeof *wk) : NULL;
+    /* (libdeflate's pieces are joined by walking them; ours end joinable) */
+    const int walk = !rle && e->npieces > 1;
+    walker *wk = walk ? malloc(sizeof *wk) : NULL;
     int err = 0;
 
-    if ((!c && !rle) || !buf || (e->npieces > 1 && !wk)) {
+    if ((!c && !rle) || !buf || (walk && !wk)) {
         err = ENOMEM;
         goto end;
     }

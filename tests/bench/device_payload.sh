@@ -178,8 +178,8 @@ big)
   . .device-bench-big/env.sh; bash tests/bench/device_run.sh big") ;;
 photobatch)
     d=$MAIN/.device-bench-photobatch
-    STUB_LIBS=1 gpuedge_payload "$d" Aqua.jpg Garden.jpg LadyBird.jpg TwoWings.jpg \
-        YellowFlower.jpg Wood.jpg Elephants_3840x2160.jpg Ubuntu-Mate-Cold-no-logo.png Gulp.png
+    # shellcheck disable=SC2046
+    STUB_LIBS=1 gpuedge_payload "$d" $(python3 tests/bench/photo_batch.py --list)
     nvj=${NVJPEG_XZ:-}
     [ -n "$nvj" ] || nvj=$(ls "$MAIN"/.device-nvj/libnvjpeg.so.13.xz 2>/dev/null || true)
     [ -f "$nvj" ] || die "no libnvjpeg.so.13.xz (tests/gpu/nvjpeg_inputs.sh DIR; xz DIR/libnvjpeg.so.13)"

@@ -6,6 +6,9 @@ fetches), for tests/bench/photos.py to time gpuedge and the OpenCV script
 on.
 
   photo_batch.py [--count 200] [--unique 18] [--formats jpg,png] OUT_DIR SRC...
+  photo_batch.py --list     the mate-backgrounds photos the benchmark makes
+                            it from (device_payload.sh carries those; make
+                            bench's photobatch step passes them)
 
 --unique distinct images are made: each source photo in turn, scaled to
 cover the next size of 2560x1600, 3840x2160 and 5120x2880 (area
@@ -25,6 +28,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from photos import photos_of  # noqa: E402  (the folders' photos, as photos.py takes them)
 
 SIZES = ((2560, 1600), (3840, 2160), (5120, 2880))
+# the benchmark's sources: the mate-backgrounds JPEGs of 2560x1600 and up
+# but the 5640x3172 one (16 MB), and two PNGs
+SOURCES = ("Aqua.jpg", "Garden.jpg", "LadyBird.jpg", "TwoWings.jpg", "YellowFlower.jpg",
+           "Wood.jpg", "Elephants_3840x2160.jpg", "Ubuntu-Mate-Cold-no-logo.png", "Gulp.png")
 
 
 def fit(cv2, img, w, h):
@@ -43,9 +50,15 @@ def main():
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--unique", type=int, default=18)
     ap.add_argument("--formats", default="jpg,png")
-    ap.add_argument("out")
-    ap.add_argument("src", nargs="+")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("src", nargs="*")
     a = ap.parse_args()
+    if a.list:
+        print(" ".join(SOURCES))
+        return 0
+    if not a.out or not a.src:
+        ap.error("OUT_DIR and SRC... are needed")
     import cv2
 
     srcs = photos_of(a.src)
