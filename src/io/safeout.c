@@ -627,6 +627,32 @@ int so_write(so_file *f, const void *buf, size_t len)
     return f->err ? -1 : 0;
 }
 
+int so_pwrite(so_file *f, const void *buf, size_t len, off_t at)
+{
+    const unsigned char *p = buf;
+    if (!f)
+        return -1;
+    flush_buf(f);
+    if (f->direct && !f->err)
+        f->err = ESPIPE;
+    while (len > 0 && !f->err) {
+        ssize_t w = pwrite(f->fd, p, len, at);
+        if (w < 0) {
+            if (errno != EINTR)
+                f->err = errno;
+            continue;
+        }
+        if (w == 0) {
+            f->err = EIO;
+            break;
+        }
+        p += w;
+        len -= (size_t)w;
+        at += w;
+    }
+    return f->err ? -1 : 0;
+}
+
 void so_stb_writer(void *context, void *data, int size)
 {
     if (size > 0)

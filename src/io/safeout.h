@@ -38,6 +38,11 @@ int so_open(so_file **out, const char *path, const so_opts *opts,
 /* Checked write: records the first error (errno) and returns -1 once
  * anything failed; later writes are no-ops. */
 int so_write(so_file *f, const void *buf, size_t len);
+/* Checked write of bytes already written once, at offset `at` of a
+ * regular output (the fields a muxer fills in at the end), after what
+ * so_write buffered; a direct output fails it (ESPIPE).  Records the
+ * first error like so_write; 0 or -1. */
+int so_pwrite(so_file *f, const void *buf, size_t len, off_t at);
 /* stb_image_write's callback signature (context = so_file *). */
 void so_stb_writer(void *context, void *data, int size);
 

@@ -42,6 +42,97 @@ static int io_write(void *opaque, uint8_t *buf, int size)
     return size > 0 ? size : 0;
 }
 
+/* An FFVHuff .mkv's header (mkvw.h): libavformat writes it into memory,
+ * seeking as it does in a file; mkvw then writes the file. */
+typedef struct hdr_io {
+    uint8_t *p;
+    size_t n, cap;
+    int64_t pos;
+} hdr_io;
+
+static int hdr_write(void *opaque, uint8_t *buf, int size)
+{
+    hdr_io *h = opaque;
+    size_t end = (size_t)h->pos + (size_t)size;
+    if (size <= 0)
+        return 0;
+    if (end > h->cap) {
+        size_t cap = h->cap ? h->cap : 4096;
+        uint8_t *q;
+        while (cap < end)
+            cap *= 2;
+        if (!(q = realloc(h->p, cap)))
+            return AVERROR(ENOMEM);
+        memset(q + h->cap, 0, cap - h->cap);
+        h->p = q;
+        h->cap = cap;
+    }
+    memcpy(h->p + h->pos, buf, (size_t)size);
+    h->pos += size;
+    if (end > h->n)
+        h->n = end;
+    return size;
+}
+
+static int64_t hdr_seek(void *opaque, int64_t off, int whence)
+{
+    hdr_io *h = opaque;
+    int64_t to;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE:
+        return (int64_t)h->n;
+    case SEEK_SET:
+        to = off;
+        break;
+    case SEEK_CUR:
+        to = h->pos + off;
+        break;
+    case SEEK_END:
+        to = (int64_t)h->n + off;
+        break;
+    default:
+        return AVERROR(EINVAL);
+    }
+    if (to < 0)
+        return AVERROR(EINVAL);
+    return h->pos = to;
+}
+
+/* After the header: mkvw takes the file over.  0, -1 (why recorded) or
+ * AVERROR(ENOMEM). */
+static int mkv_take_over(venc_writer *w)
+{
+    hdr_io *h = w->hio;
+    AVStream *st = w->st;
+    int64_t def_dur = 0;
+    int ret;
+    avio_flush(w->oc->pb);
+    if (w->oc->pb->error < 0) {
+        venc_error(w, "writing the header", w->oc->pb->error);
+        return -1;
+    }
+    /* mux.c's guess for a packet without a duration */
+    if (st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0)
+        def_dur = av_rescale_q(1, av_inv_q(st->avg_frame_rate), st->time_base);
+    else if (st->time_base.num * 1000LL > st->time_base.den)
+        def_dur = 1;
+    ret = mkvw_open(&w->mkv, w->out, h->p, h->n, st->time_base.num, st->time_base.den,
+                    def_dur);
+    free(h->p);
+    h->p = NULL;
+    if (ret == -ENOMEM)
+        return AVERROR(ENOMEM);
+    if (ret == -EINVAL) { /* with libavformat 5.1 itself: a bug of mkvw's */
+        venc_error(w, "libavformat's Matroska header, not as mkvw.c reads it", AVERROR(EINVAL));
+        return -1;
+    }
+    if (ret) {
+        venc_error(w, "writing the header", AVERROR(-ret));
+        return -1;
+    }
+    return 0;
+}
+
 /* FFV1 version 3 slice grid.  ffv1enc.c takes, for a requested count,
  * the first nv x nh (nv rows, nv <= nh < 2 nv, nh <= W, nv <= H, bounded
  * slice area) in this order.  The slice header codes positions as
@@ -163,7 +254,22 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
      * indexes at the end); a direct one (stdout, pipe, device) streams
      * through so_write, which records the errors. */
     direct = !strcmp(so_path(out), so_name(out));
-    if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
+    if (!direct && wr->kind == VENC_MKV && wr->hfyu && !(o && (o->mkv_crc || o->mkv_libav)) &&
+        avformat_version() == LIBAVFORMAT_VERSION_INT) {
+        /* written by mkvw, whose rules are libavformat 5.1's (mkvw.h) */
+        uint8_t *iob = av_malloc(VENC_IO_BUF);
+        if (!iob || !(wr->hio = calloc(1, sizeof *wr->hio))) {
+            av_free(iob);
+            return AVERROR(ENOMEM);
+        }
+        wr->oc->pb = avio_alloc_context(iob, VENC_IO_BUF, 1, wr->hio, NULL, hdr_write, hdr_seek);
+        if (!wr->oc->pb) {
+            av_free(iob);
+            return AVERROR(ENOMEM);
+        }
+        wr->custom_io = 1;
+        wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
+    } else if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)
             return AVERROR(ENOMEM);
@@ -311,6 +417,11 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         goto fail;
     }
     av_dict_free(&mopts);
+    if (wr->hio && (ret = mkv_take_over(wr)) < 0) {
+        if (ret == AVERROR(ENOMEM))
+            goto oom;
+        goto fail;
+    }
     if (wr->et && et_start(wr) == 0)
         et_free(wr); /* no thread: code in venc_put instead */
     if (ge_verbose && wr->vc->id == VC_FFV1)
@@ -603,12 +714,16 @@ int venc_close(venc_writer **wp, int abandon)
             else
                 drain_packets(w);
         }
-        if (!w->failed) {
+        if (!w->failed && w->mkv) {
+            ret = mkvw_finish(w->mkv);
+            if (ret)
+                venc_error(w, "writing the trailer", AVERROR(-ret));
+        } else if (!w->failed) {
             ret = av_write_trailer(w->oc);
             if (ret < 0)
                 venc_error(w, "writing the trailer", ret);
         }
-        if (!w->failed && w->oc->pb) {
+        if (!w->failed && w->oc->pb && !w->mkv) {
             avio_flush(w->oc->pb);
             if (w->oc->pb->error < 0)
                 venc_error(w, "writing", w->oc->pb->error);
@@ -633,6 +748,10 @@ int venc_close(venc_writer **wp, int abandon)
     if (rc)
         hand_why(w);
     et_free(w);
+    mkvw_free(&w->mkv);
+    if (w->hio)
+        free(w->hio->p);
+    free(w->hio);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);
     av_frame_free(&w->frame);
@@ -651,6 +770,11 @@ int venc_encoders_follow_decoder(const char *format_ext, const char *codec, int 
     const venc_codec *vc = kind < 0 ? NULL : venc_codec_find(kind, codec);
     /* et_count: FFVHuff/MagicYUV encoders depend on it from VENC_SHARE_FROM on */
     return vc && vc->frame_par && vc->id != VC_FFV1 && venc_cpu_threads(threads) >= VENC_SHARE_FROM;
+}
+
+const char *venc_muxer(const venc_writer *w)
+{
+    return w && w->mkv ? "mkvw" : "libavformat";
 }
 
 int venc_encoders(const venc_writer *w)

@@ -85,6 +85,9 @@ typedef struct venc_opts {
     int mkv_crc;         /* mkv: a CRC-32 element in each cluster (off by
                             default: the muxer's checksum was most of the
                             writer's time, docs/bench-log.md "The .mkv bound"; --mkv-crc) */
+    int mkv_libav;       /* mkv: libavformat's muxer writes an FFVHuff
+                            file too (mkvw.h writes it otherwise): the
+                            reference tests/unit/test_mkvw.c compares with */
 } venc_opts;
 
 typedef struct venc_writer venc_writer;
@@ -145,6 +148,9 @@ int venc_is_ffvhuff(const char *format_ext, const char *codec);
  * checks every write (pb->error, the close).  abandon: frees without
  * finishing.  Returns 0, or -1 (then so_abort the file).  NULL-safe. */
 int venc_close(venc_writer **w, int abandon);
+
+/* Who writes the file: "mkvw" (an FFVHuff .mkv, mkvw.h) or "libavformat". */
+const char *venc_muxer(const venc_writer *w);
 
 /* Encoders coding frames at once (one an encoder thread; 1 when coded in
  * venc_put). */

@@ -16,6 +16,7 @@
 #include <libavformat/avformat.h>
 
 #include "hfyu_enc.h"
+#include "mkvw.h"
 #include "util.h"
 #include "venc.h"
 
@@ -118,6 +119,10 @@ struct venc_writer {
                            tables of enc's extradata); NULL: libavcodec */
     AVBufferPool *pkt_pool; /* with hfyu: packets of up to w x h bytes (pkt_fill) */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
+    struct hdr_io *hio; /* FFVHuff .mkv: pb writes the header into memory
+                           for mkvw (else the file at its positions) */
+    mkvw *mkv;         /* the .mkv written by mkvw (mkvw.h); NULL: by
+                          libavformat's muxer */
     int w, h;          /* the edge maps' size */
     int cw, ch;        /* the coded size (padded for 4:2:0) */
     AVRational tb;     /* the caller's pts unit == encoder time base */

@@ -153,6 +153,18 @@ int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
     }
     av_packet_rescale_ts(pkt, w->enc->time_base, w->st->time_base);
     pkt->stream_index = w->st->index;
+    if (w->mkv) {
+        /* FFVHuff: every packet a keyframe, dts = pts when unset (mux.c) */
+        ret = !(pkt->flags & AV_PKT_FLAG_KEY) ? -EINVAL
+              : mkvw_put(w->mkv, pkt->data, (size_t)pkt->size,
+                         pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts, pkt->duration);
+        av_packet_unref(pkt);
+        if (ret) {
+            venc_error(w, "writing", AVERROR(-ret));
+            return -1;
+        }
+        return 0;
+    }
     ret = av_interleaved_write_frame(w->oc, pkt); /* unrefs pkt */
     if (ret < 0) {
         venc_error(w, "writing", ret);

@@ -1,0 +1,57 @@
+/*
+ * mkvw.h — an FFVHuff .mkv written here rather than by libavformat's
+ * Matroska muxer (DESIGN.md §4, "The .mkv file").
+ *
+ * Why: that muxer copies each packet three times on its one thread (into
+ * the cluster's buffer, into the file's 32 KiB buffer, into the kernel)
+ * and held a long 1080p file to ~1.5 GB/s of 1.1 MB packets
+ * (BENCHMARKS.md).  Here a packet goes from its buffer to the kernel once.
+ *
+ * The bytes are FFmpeg 5.1's, for the file venc.c opens: one video track
+ * in VFW mode (timestamps are dts), every packet a keyframe, bit-exact
+ * headers, no CRC-32 elements, a seekable regular file.  libavformat still
+ * writes the header (venc.c, into memory); mkvw_open finds in it the
+ * placeholders its trailer fills.  Then, as that muxer does:
+ *   - timestamps are in the track's unit (1 ms); a packet without a
+ *     duration has the default one; the first negative dts shifts every
+ *     timestamp up to 0;
+ *   - a cluster ends before a packet when it holds more than 4 KiB (each
+ *     packet being a video keyframe) or the packet comes more than 5 s
+ *     after it began; one SimpleBlock a packet;
+ *   - a cue point a timestamp (the first packet's of equal ones);
+ *   - at the end: Cues, the segment's size, the SeekHead (Info, Tracks,
+ *     Tags, Cues), the Duration and the track's DURATION tag.
+ * A cluster of more than 4 KiB is therefore complete with its first
+ * packet and goes out at once; a smaller one is held until it ends.
+ * tests/unit/test_mkvw.c compares the files with libavformat's, byte for
+ * byte.  Errors: a write error is recorded in the so_file; the functions
+ * return 0 or a negative errno.
+ */
+#ifndef GPUEDGE_MKVW_H
+#define GPUEDGE_MKVW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "safeout.h"
+
+typedef struct mkvw mkvw;
+
+/* Writes `header` (libavformat's, hdr_n bytes) to f.  tb_num/tb_den: the
+ * track's time base; def_dur: the duration of a packet that has none
+ * (libavformat's guess from the frame rate).  -EINVAL when the header is
+ * not laid out as FFmpeg 5.1 lays it out (the caller's libavformat
+ * muxes instead), -ENOMEM, or -EIO (f's error recorded). */
+int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int tb_num,
+              int tb_den, int64_t def_dur);
+
+/* One keyframe packet of n bytes, dts and duration in the track's time
+ * base (dur <= 0: none).  -EINVAL for a dts before the previous one. */
+int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur);
+
+/* The held cluster and the trailer; then the file is complete. */
+int mkvw_finish(mkvw *m);
+
+void mkvw_free(mkvw **m);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * test_mkvw.c — an FFVHuff .mkv written by mkvw (src/io/mkvw.h) is, byte
+ * for byte, the file libavformat's Matroska muxer writes for the same
+ * frames (venc_opts.mkv_libav), across what decides its layout: packets
+ * from a few bytes (clusters of many blocks, the 4 KiB rule) to 10 MB
+ * (4-byte lengths), the 5 s and 32,767 ms cluster rules, time bases finer
+ * than the track's millisecond (equal timestamps, one cue), negative first
+ * timestamps, packets without a duration (the frame rate's), zero frames,
+ * encoder threads.  Then the file reads back, and mkvw_open refuses a
+ * header it does not know.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libavutil/rational.h>
+
+#include "check.h"
+#include "frames.h"
+#include "mkvw.h"
+#include "safeout.h"
+#include "venc.h"
+#include "video_io.h"
+
+static char dir[256];
+
+static const char *tpath(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static uint32_t rng = 12345;
+static unsigned rnd(void)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return rng >> 8;
+}
+
+/* Frame content: 0 flat (the smallest packets), 1 noise (the largest),
+ * 2 noise in a random number of rows (sizes spread across the 4 KiB
+ * rule), 3 a gradient. */
+static void fill(uint8_t *e, int w, int h, int kind)
+{
+    int rows = kind == 2 ? (int)(rnd() % (unsigned)(h + 1)) : h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            e[(size_t)y * w + x] = kind == 0 ? 0
+                                   : kind == 3 ? (uint8_t)(x * 3 + y)
+                                   : y < rows ? (uint8_t)rnd() : 7;
+}
+
+typedef struct mcase {
+    const char *name;
+    int w, h, n;
+    AVRational tb, fps;
+    int kind;
+    int threads;
+    int64_t (*pts)(int i); /* NULL: 0, 1, 2, ... */
+    int64_t (*dur)(int i); /* NULL: none (the writer's rule) */
+} mcase;
+
+/* Writes case c with venc; 0, or -1.  *muxer: who wrote it. */
+static int write_case(const mcase *c, const char *name, int libav, const char **muxer)
+{
+    so_file *out = NULL;
+    venc_writer *wr = NULL;
+    so_opts so = {1, 0};
+    venc_opts vo = {.threads = c->threads, .codec = "ffvhuff", .mkv_libav = libav};
+    uint8_t *e = malloc((size_t)c->w * c->h);
+    int rc = 0;
+    rng = 777;
+    if (!e || so_open(&out, name, &so, NULL, 0)) {
+        free(e);
+        return -1;
+    }
+    if (venc_open(out, "mkv", c->w, c->h, c->tb, c->fps, &vo, &wr)) {
+        so_abort(&out);
+        free(e);
+        return -1;
+    }
+    *muxer = venc_muxer(wr);
+    for (int i = 0; i < c->n && !rc; i++) {
+        fill(e, c->w, c->h, c->kind);
+        rc = venc_put(wr, e, c->w, c->pts ? c->pts(i) : i, c->dur ? c->dur(i) : 0);
+    }
+    free(e);
+    if (venc_close(&wr, rc != 0) || rc) {
+        so_abort(&out);
+        return -1;
+    }
+    return so_commit(&out);
+}
+
+static int64_t ms40(int i) { return 40LL * i; }
+/* a cluster's time: 5,001 ms after it began (the 5 s rule is "more
+ * than"), then jumps past 32,767 ms */
+static int64_t jumps(int i)
+{
+    return i < 4 ? 10LL * i : i == 4 ? 5001 : i < 8 ? 40000LL + 10 * i
+           : i < 15 ? 100000LL + 7000LL * i : 3725500; /* 1:02:05.5 */
+}
+/* 90 kHz, half-millisecond and irregular steps: equal millisecond dts */
+static int64_t fine(int i) { return 45LL * i + (i % 3) * 17; }
+static int64_t neg(int i) { return -2000 + 40LL * i; }
+static int64_t vfr(int i) { return (int64_t)i * i * 90; }
+static int64_t vfr_dur(int i) { return i % 4 ? 90LL * (2 * i + 1) : 0; }
+
+static const mcase cases[] = {
+    {"1080p noise (3-byte lengths)", 1920, 1080, 3, {1, 25}, {25, 1}, 1, 1, NULL, NULL},
+    {"4K noise (4-byte lengths)", 4096, 2304, 1, {1, 25}, {25, 1}, 1, 1, NULL, NULL},
+    {"1080p gradient, 16 threads", 1920, 1080, 6, {1, 25}, {25, 1}, 3, 16, NULL, NULL},
+    {"16x16 flat, 300 frames (clusters of many blocks, the 5 s rule)", 16, 16, 300,
+     {1, 1000}, {25, 1}, 0, 1, ms40, NULL},
+    {"4x4 flat (a cluster 5,000 ms long, then the next)", 4, 4, 300, {1, 1000}, {25, 1}, 0,
+     1, ms40, NULL},
+    {"64x64 sizes across 4 KiB, 200 frames", 64, 64, 200, {1, 1000}, {25, 1}, 2, 1, ms40,
+     NULL},
+    {"64x64 across 4 KiB, 16 threads", 64, 64, 120, {1, 1000}, {25, 1}, 2, 16, ms40, NULL},
+    {"8x8: 5,001 ms into a cluster, jumps past 32,767 ms and an hour", 8, 8, 16, {1, 1000}, {25, 1}, 2, 1, jumps, NULL},
+    {"90 kHz steps under a millisecond (equal timestamps)", 32, 32, 60, {1, 90000},
+     {30, 1}, 2, 1, fine, NULL},
+    {"negative first timestamps", 48, 32, 40, {1, 1000}, {25, 1}, 2, 1, neg, NULL},
+    {"VFR with and without durations", 96, 64, 50, {1, 90000}, {24000, 1001}, 2, 1, vfr,
+     vfr_dur},
+    {"30000/1001 without durations", 640, 360, 20, {1001, 30000}, {30000, 1001}, 2, 1,
+     NULL, NULL},
+    {"zero frames", 320, 240, 0, {1, 25}, {25, 1}, 0, 1, NULL, NULL},
+};
+
+static void test_same_bytes(void)
+{
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const mcase *c = &cases[k];
+        const char *m1 = "?", *m2 = "?";
+        char what[160];
+        size_t n1 = 0, n2 = 0;
+        int r1 = write_case(c, tpath("a.mkv"), 0, &m1);
+        int r2 = write_case(c, tpath("b.mkv"), 1, &m2);
+        unsigned char *a = check_slurp(tpath("a.mkv"), &n1), *b = check_slurp(tpath("b.mkv"), &n2);
+        size_t at = 0;
+        while (a && b && at < n1 && at < n2 && a[at] == b[at])
+            at++;
+        snprintf(what, sizeof what, "mkvw: %s == libavformat's file", c->name);
+        CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && !strcmp(m2, "libavformat") && a &&
+                  b && n1 == n2 && at == n1 && n1 > 0,
+              what, "rc %d %d, muxers %s %s, %zu vs %zu bytes, first difference at %zu", r1,
+              r2, m1, m2, n1, n2, at);
+        free(a);
+        free(b);
+    }
+}
+
+/* The frames read back: count, pixels and timestamps (the VFR case). */
+static void test_reads_back(void)
+{
+    const mcase *c = &cases[10];
+    const char *m = "?";
+    vid_reader *r = NULL;
+    vid_opts o = {.max_frames = -1};
+    host_buf buf = {0};
+    src_frame fr;
+    uint8_t *e = malloc((size_t)c->w * c->h);
+    int k = 0, bad = write_case(c, tpath("v.mkv"), 0, &m) || !e, rc = 0;
+    if (!bad && vid_open(tpath("v.mkv"), &o, &r))
+        bad = 1;
+    rng = 777;
+    while (!bad && (rc = vid_next(r, &fr, &buf)) == 1) {
+        int64_t pts, dur;
+        fill(e, c->w, c->h, c->kind);
+        vid_last_ts(r, &pts, &dur);
+        for (int y = 0; y < c->h && !bad; y++)
+            bad = memcmp(fr.f.data + (size_t)y * fr.f.stride, e + (size_t)y * c->w,
+                         (size_t)c->w) != 0;
+        /* 90 kHz ticks, read back in milliseconds */
+        bad |= k >= c->n || pts != (vfr(k) + 45) / 90;
+        k++;
+    }
+    CHECK(!bad && rc == 0 && k == c->n, "mkvw: the VFR file reads back (frames, pixels, pts)",
+          "%d of %d frames, rc %d, bad %d", k, c->n, rc, bad);
+    vid_close(&r);
+    host_buf_free(&buf);
+    free(e);
+}
+
+/* mkvw_open takes only the header layout it knows. */
+static void test_refuses(void)
+{
+    static const uint8_t junk[] = {0x1A, 0x45, 0xDF, 0xA3, 0x80, 0x18, 0x53, 0x80, 0x67,
+                                   0x81, 0x00};
+    so_file *out = NULL;
+    so_opts so = {1, 0};
+    mkvw *m = NULL;
+    int rc = -1;
+    if (so_open(&out, tpath("r.mkv"), &so, NULL, 0) == 0) {
+        rc = mkvw_open(&m, out, junk, sizeof junk, 1, 1000, 40);
+        so_abort(&out);
+    }
+    CHECK(rc == -EINVAL && !m, "mkvw: refuses a header it does not know", "rc %d", rc);
+}
+
+static void rm_dir(const char *d)
+{
+    DIR *dp = opendir(d);
+    struct dirent *de;
+    char p[600];
+    while (dp && (de = readdir(dp)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+            unlink(p);
+        }
+    if (dp)
+        closedir(dp);
+    rmdir(d);
+}
+
+int main(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/test_mkvw.XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_same_bytes();
+    test_reads_back();
+    test_refuses();
+    rm_dir(dir);
+    CHECK_EXIT();
+}
