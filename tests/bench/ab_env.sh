@@ -11,7 +11,9 @@
 #   bash tests/bench/ab_env.sh "A=1 ... [-- OPTION...]" "B=1 ... [-- OPTION...]" CLIP:OUT...
 #     OUT: null (/dev/null) or an extension (mkv, mp4: OUTDIR/ab.EXT);
 #     after " -- ", gpuedge options of that configuration alone (after
-#     GE_OPTS), e.g. "X=1 -- --threads 1"; "-" for no environment
+#     GE_OPTS), e.g. "X=1 -- --threads 1"; "-" for no environment;
+#     GE_BIN=PATH in a configuration's environment runs that binary
+#     instead of GPUEDGE (two builds: "GE_BIN=/tmp/gpuedge.old" "-")
 # Env: GPUEDGE (./gpuedge), GE_OPTS (-y --backend=gpu --hwdec=nvdec), RUNS
 #   (3), OUTDIR (/tmp), LOG (a folder for every run's stderr; default none).
 # Exit 1 if a run failed or the outputs differ.
@@ -45,9 +47,14 @@ for pair in "$@"; do
             x=""
             case $e in *" -- "*) x=${e#* -- }; e=${e%% -- *} ;; esac
             [ "$e" = - ] && e=""
+            bin=$GPUEDGE
+            case " $e " in *" GE_BIN="*)
+                bin=${e#*GE_BIN=}; bin=${bin%% *}
+                e=$(echo " $e " | sed 's| GE_BIN=[^ ]*||; s|^ *||; s| *$||') ;;
+            esac
             t0=$(now)
             # shellcheck disable=SC2086
-            env GPUEDGE_TRACE=vsrc $e "$GPUEDGE" $GE_OPTS $x -v --report --report-file "$T/rep" \
+            env GPUEDGE_TRACE=vsrc $e "$bin" $GE_OPTS $x -v --report --report-file "$T/rep" \
                 "$clip" "$out" >"$T/err" 2>&1
             st=$?
             t1=$(now)
