@@ -4,8 +4,10 @@
  *
  * Why: that muxer copies each packet three times on its one thread (into
  * the cluster's buffer, into the file's 32 KiB buffer, into the kernel)
- * and held a long 1080p file to ~1.5 GB/s of 1.1 MB packets
- * (BENCHMARKS.md).  Here a packet goes from its buffer to the kernel once.
+ * and held a long 1080p file to ~1.5 GB/s of 1.1 MB packets; and even
+ * one write(2) a packet is held by the kernel's one copy into the file at
+ * a time (BENCHMARKS.md).  Here each packet is copied once, by one of
+ * several threads, into the file's pages.
  *
  * The bytes are FFmpeg 5.1's, for the file venc.c opens: one video track
  * in VFW mode (timestamps are dts), every packet a keyframe, bit-exact
@@ -22,7 +24,11 @@
  *   - at the end: Cues, the segment's size, the SeekHead (Info, Tracks,
  *     Tags, Cues), the Duration and the track's DURATION tag.
  * A cluster of more than 4 KiB is therefore complete with its first
- * packet and goes out at once; a smaller one is held until it ends.
+ * packet: its place in the file is known, and writer threads copy it
+ * there at once, into a shared mapping of the file (reserved with
+ * fallocate, so a full disk is an error, not a SIGBUS), or with pwritev
+ * where the file system cannot reserve; a smaller one is held until it
+ * ends.
  * tests/unit/test_mkvw.c compares the files with libavformat's, byte for
  * byte.  Errors: a write error is recorded in the so_file; the functions
  * return 0 or a negative errno.
@@ -39,19 +45,27 @@ typedef struct mkvw mkvw;
 
 /* Writes `header` (libavformat's, hdr_n bytes) to f.  tb_num/tb_den: the
  * track's time base; def_dur: the duration of a packet that has none
- * (libavformat's guess from the frame rate).  -EINVAL when the header is
- * not laid out as FFmpeg 5.1 lays it out (the caller's libavformat
- * muxes instead), -ENOMEM, or -EIO (f's error recorded). */
+ * (libavformat's guess from the frame rate); map: the writers copy into a
+ * mapping of the file where it can be reserved (0: they pwrite; tests).
+ * -EINVAL when the header is not laid out as FFmpeg 5.1 lays it out,
+ * -ENOMEM, or another -errno (f's error recorded for a write's). */
 int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int tb_num,
-              int tb_den, int64_t def_dur);
+              int tb_den, int64_t def_dur, int map);
 
 /* One keyframe packet of n bytes, dts and duration in the track's time
- * base (dur <= 0: none).  -EINVAL for a dts before the previous one. */
-int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur);
+ * base (dur <= 0: none).  The packet goes out on a writer thread, at the
+ * place the layout gives it; release(arg) is called once its bytes are no
+ * longer needed (on this thread, now or in a later call), whatever the
+ * outcome.  -EINVAL for a dts before the previous one; a writer's error
+ * (-errno) comes back from a later call. */
+int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
+             void (*release)(void *), void *arg);
 
-/* The held cluster and the trailer; then the file is complete. */
+/* Waits for the writers, then the held cluster and the trailer; the file
+ * is complete. */
 int mkvw_finish(mkvw *m);
 
+/* Also stops the writers (what they have not taken is dropped). */
 void mkvw_free(mkvw **m);
 
 #endif

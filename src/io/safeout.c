@@ -284,8 +284,8 @@ static int open_anon(so_file *f, const char *path)
         errno = ENOMEM;
         return -1;
     }
-    do {
-        fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    do { /* readable too, as mkstemp's: a shared mapping needs it (mkvw.c) */
+        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
     } while (fd < 0 && errno == EINTR);
     e = errno;
     free(dir);

@@ -117,7 +117,7 @@ static int mkv_take_over(venc_writer *w)
     else if (st->time_base.num * 1000LL > st->time_base.den)
         def_dur = 1;
     ret = mkvw_open(&w->mkv, w->out, h->p, h->n, st->time_base.num, st->time_base.den,
-                    def_dur);
+                    def_dur, w->mkv_map);
     free(h->p);
     h->p = NULL;
     if (ret == -ENOMEM)
@@ -254,7 +254,8 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
      * indexes at the end); a direct one (stdout, pipe, device) streams
      * through so_write, which records the errors. */
     direct = !strcmp(so_path(out), so_name(out));
-    if (!direct && wr->kind == VENC_MKV && wr->hfyu && !(o && (o->mkv_crc || o->mkv_libav)) &&
+    if (!direct && wr->kind == VENC_MKV && wr->hfyu &&
+        !(o && (o->mkv_crc || o->mkv_via == VENC_MKV_LIBAV)) &&
         avformat_version() == LIBAVFORMAT_VERSION_INT) {
         /* written by mkvw, whose rules are libavformat 5.1's (mkvw.h) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
@@ -269,6 +270,7 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
         }
         wr->custom_io = 1;
         wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
+        wr->mkv_map = !(o && o->mkv_via == VENC_MKV_PWRITE);
     } else if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)

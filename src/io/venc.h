@@ -85,10 +85,15 @@ typedef struct venc_opts {
     int mkv_crc;         /* mkv: a CRC-32 element in each cluster (off by
                             default: the muxer's checksum was most of the
                             writer's time, docs/bench-log.md "The .mkv bound"; --mkv-crc) */
-    int mkv_libav;       /* mkv: libavformat's muxer writes an FFVHuff
-                            file too (mkvw.h writes it otherwise): the
-                            reference tests/unit/test_mkvw.c compares with */
+    int mkv_via;         /* mkv of FFVHuff: VENC_MKV_MAP (0, mkvw.h's
+                            writers copy into a mapping of the file),
+                            VENC_MKV_PWRITE (they pwrite, as where the file
+                            system cannot reserve space), VENC_MKV_LIBAV
+                            (libavformat's muxer, the reference
+                            tests/unit/test_mkvw.c compares them with) */
 } venc_opts;
+
+enum { VENC_MKV_MAP, VENC_MKV_PWRITE, VENC_MKV_LIBAV };
 
 typedef struct venc_writer venc_writer;
 

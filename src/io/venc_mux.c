@@ -138,6 +138,11 @@ static int64_t ts_take(venc_writer *w, int64_t pts)
     return 0;
 }
 
+static void unref_buffer(void *ref)
+{
+    av_buffer_unref((AVBufferRef **)&ref);
+}
+
 /* Muxes one packet from the encoder (or an encoder thread's, with the same time
  * base, and dur its frame's duration; else dur 0 and the duration comes
  * from ts_take).  The packet is unreferenced.  0, or -1 (failed). */
@@ -154,10 +159,17 @@ int mux_packet(venc_writer *w, AVPacket *pkt, int64_t dur)
     av_packet_rescale_ts(pkt, w->enc->time_base, w->st->time_base);
     pkt->stream_index = w->st->index;
     if (w->mkv) {
-        /* FFVHuff: every packet a keyframe, dts = pts when unset (mux.c) */
-        ret = !(pkt->flags & AV_PKT_FLAG_KEY) ? -EINVAL
-              : mkvw_put(w->mkv, pkt->data, (size_t)pkt->size,
-                         pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts, pkt->duration);
+        /* FFVHuff: every packet a keyframe, dts = pts when unset (mux.c);
+         * the packet's buffer travels to mkvw's writer threads */
+        AVBufferRef *ref = NULL;
+        if (!(pkt->flags & AV_PKT_FLAG_KEY))
+            ret = -EINVAL;
+        else if (av_packet_make_refcounted(pkt) < 0 || !(ref = av_buffer_ref(pkt->buf)))
+            ret = -ENOMEM;
+        else
+            ret = mkvw_put(w->mkv, pkt->data, (size_t)pkt->size,
+                           pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts, pkt->duration,
+                           unref_buffer, ref);
         av_packet_unref(pkt);
         if (ret) {
             venc_error(w, "writing", AVERROR(-ret));

@@ -1,7 +1,8 @@
 /*
- * test_mkvw.c — an FFVHuff .mkv written by mkvw (src/io/mkvw.h) is, byte
- * for byte, the file libavformat's Matroska muxer writes for the same
- * frames (venc_opts.mkv_libav), across what decides its layout: packets
+ * test_mkvw.c — an FFVHuff .mkv written by mkvw (src/io/mkvw.h), its
+ * writers copying into a mapping of the file or pwriting, is byte for
+ * byte the file libavformat's Matroska muxer writes for the same frames
+ * (venc_opts.mkv_via), across what decides its layout: packets
  * from a few bytes (clusters of many blocks, the 4 KiB rule) to 10 MB
  * (4-byte lengths), the 5 s and 32,767 ms cluster rules, time bases finer
  * than the track's millisecond (equal timestamps, one cue), negative first
@@ -68,12 +69,12 @@ typedef struct mcase {
 } mcase;
 
 /* Writes case c with venc; 0, or -1.  *muxer: who wrote it. */
-static int write_case(const mcase *c, const char *name, int libav, const char **muxer)
+static int write_case(const mcase *c, const char *name, int via, const char **muxer)
 {
     so_file *out = NULL;
     venc_writer *wr = NULL;
     so_opts so = {1, 0};
-    venc_opts vo = {.threads = c->threads, .codec = "ffvhuff", .mkv_libav = libav};
+    venc_opts vo = {.threads = c->threads, .codec = "ffvhuff", .mkv_via = via};
     uint8_t *e = malloc((size_t)c->w * c->h);
     int rc = 0;
     rng = 777;
@@ -137,23 +138,29 @@ static const mcase cases[] = {
 
 static void test_same_bytes(void)
 {
+    static const char *const via[] = {"mapped", "pwrite"};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const mcase *c = &cases[k];
-        const char *m1 = "?", *m2 = "?";
-        char what[160];
-        size_t n1 = 0, n2 = 0;
-        int r1 = write_case(c, tpath("a.mkv"), 0, &m1);
-        int r2 = write_case(c, tpath("b.mkv"), 1, &m2);
-        unsigned char *a = check_slurp(tpath("a.mkv"), &n1), *b = check_slurp(tpath("b.mkv"), &n2);
-        size_t at = 0;
-        while (a && b && at < n1 && at < n2 && a[at] == b[at])
-            at++;
-        snprintf(what, sizeof what, "mkvw: %s == libavformat's file", c->name);
-        CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && !strcmp(m2, "libavformat") && a &&
-                  b && n1 == n2 && at == n1 && n1 > 0,
-              what, "rc %d %d, muxers %s %s, %zu vs %zu bytes, first difference at %zu", r1,
-              r2, m1, m2, n1, n2, at);
-        free(a);
+        const char *m2 = "?";
+        int r2 = write_case(c, tpath("b.mkv"), VENC_MKV_LIBAV, &m2);
+        size_t n2 = 0;
+        unsigned char *b = check_slurp(tpath("b.mkv"), &n2);
+        for (int v = 0; v < 2; v++) {
+            const char *m1 = "?";
+            char what[160];
+            size_t n1 = 0, at = 0;
+            int r1 = write_case(c, tpath("a.mkv"), v ? VENC_MKV_PWRITE : VENC_MKV_MAP, &m1);
+            unsigned char *a = check_slurp(tpath("a.mkv"), &n1);
+            while (a && b && at < n1 && at < n2 && a[at] == b[at])
+                at++;
+            snprintf(what, sizeof what, "mkvw (%s): %s == libavformat's file", via[v],
+                     c->name);
+            CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && !strcmp(m2, "libavformat") &&
+                      a && b && n1 == n2 && at == n1 && n1 > 0,
+                  what, "rc %d %d, muxers %s %s, %zu vs %zu bytes, first difference at %zu",
+                  r1, r2, m1, m2, n1, n2, at);
+            free(a);
+        }
         free(b);
     }
 }
@@ -168,7 +175,7 @@ static void test_reads_back(void)
     host_buf buf = {0};
     src_frame fr;
     uint8_t *e = malloc((size_t)c->w * c->h);
-    int k = 0, bad = write_case(c, tpath("v.mkv"), 0, &m) || !e, rc = 0;
+    int k = 0, bad = write_case(c, tpath("v.mkv"), VENC_MKV_MAP, &m) || !e, rc = 0;
     if (!bad && vid_open(tpath("v.mkv"), &o, &r))
         bad = 1;
     rng = 777;
@@ -200,7 +207,7 @@ static void test_refuses(void)
     mkvw *m = NULL;
     int rc = -1;
     if (so_open(&out, tpath("r.mkv"), &so, NULL, 0) == 0) {
-        rc = mkvw_open(&m, out, junk, sizeof junk, 1, 1000, 40);
+        rc = mkvw_open(&m, out, junk, sizeof junk, 1, 1000, 40, 1);
         so_abort(&out);
     }
     CHECK(rc == -EINVAL && !m, "mkvw: refuses a header it does not know", "rc %d", rc);
