@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 enum {
     ID_EBML = 0x1A45DFA3,
@@ -51,16 +50,17 @@ enum {
 #define DURATION_TAG_BYTES 37         /* DURATION_SIMPLETAG_SIZE */
 
 /* Threads writing packets at their places, and packets in flight at most
- * (each holds its buffer).  One thread's write(2)s into one file are the
+ * (each holds its buffer).  One thread's writes into one file are the
  * kernel's copy under the file's lock: 2.4 GB/s into /dev/shm on the H200
  * machine, short of 2,000 1080p frames a second; threads copying into a
  * shared mapping of it ran at 8 GB/s (BENCHMARKS.md "Constants chosen by
- * measurement").  So the file is reserved (fallocate) and mapped CHUNK
- * bytes at a time, and the writers copy into the mapping; where the file
- * system cannot reserve, they pwrite. */
+ * measurement").  So the file is mapped CHUNK bytes at a time, and each
+ * writer reserves its packet's place (fallocate: a full disk is then an
+ * error, not a SIGBUS) and copies the packet there; where the file system
+ * cannot reserve, the writers pwrite. */
 #define WRITERS 4
 #define IN_FLIGHT 16
-#define CHUNK ((int64_t)64 << 20) /* what a file may hold reserved beyond its end */
+#define CHUNK ((int64_t)64 << 20)
 #define MAX_CHUNKS (1 << 18)       /* 16 TiB */
 
 typedef struct cue {
@@ -97,10 +97,10 @@ struct mkvw {
     wjob *first, *last, *take;
     int64_t done_upto;          /* every byte before this is written */
     /* the mapping: chunk k (CHUNK bytes at k * CHUNK) at map[k] while it
-     * may still be written; reserved: bytes fallocated (the file's size
-     * until mkvw_finish); unmapped: chunks below this are unmapped */
+     * may still be written; mapped: bytes mapped; unmapped: chunks below
+     * this are unmapped */
     uint8_t **map;
-    int64_t reserved;
+    int64_t mapped;
     int unmapped;
     int64_t pos;                /* the file's end */
     int64_t seg;                /* the segment's data (positions count from it) */
@@ -332,24 +332,30 @@ static void copy_out(mkvw *m, int64_t at, const uint8_t *p, size_t n)
     }
 }
 
-/* The file reserved and mapped up to `end` at least (the muxing thread).
- * 0, or -errno (-EOPNOTSUPP: the file system cannot reserve). */
-static int reserve(mkvw *m, int64_t end)
+/* The file mapped up to `end` at least (the muxing thread; the writers
+ * reserve what they write). */
+static int map_to(mkvw *m, int64_t end)
 {
-    while (m->reserved < end) {
-        int64_t k = m->reserved / CHUNK;
+    while (m->mapped < end) {
+        int64_t k = m->mapped / CHUNK;
         void *p;
         if (k >= MAX_CHUNKS)
             return -EFBIG;
-        if (fallocate(m->fd, 0, m->reserved, CHUNK))
-            return errno == ENOSYS ? -EOPNOTSUPP : -errno;
-        p = mmap(NULL, (size_t)CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, m->reserved);
+        p = mmap(NULL, (size_t)CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, m->mapped);
         if (p == MAP_FAILED)
             return -errno;
         m->map[k] = p;
-        m->reserved += CHUNK;
+        m->mapped += CHUNK;
     }
     return 0;
+}
+
+/* Reserves n bytes at `at` (0 or an errno; EOPNOTSUPP: not here). */
+static int reserve(int fd, int64_t at, int64_t n)
+{
+    if (!fallocate(fd, 0, at, n))
+        return 0;
+    return errno == ENOSYS ? EOPNOTSUPP : errno;
 }
 
 /* Unmaps the chunks wholly before done_upto (no job writes there again). */
@@ -378,11 +384,12 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&m->mu);
         iov[k++] = (struct iovec){j->head.p, j->head.n};
         iov[k++] = (struct iovec){(void *)j->data, j->n};
-        if (m->map) {
+        if (m->map && !(e = reserve(m->fd, j->at, (int64_t)(j->head.n + j->n)))) {
             copy_out(m, j->at, j->head.p, j->head.n);
             copy_out(m, j->at + (int64_t)j->head.n, j->data, j->n);
-            iov[0].iov_len = iov[1].iov_len = 0;
         }
+        if (m->map)
+            iov[0].iov_len = iov[1].iov_len = 0;
         for (int64_t at = j->at; !e && (iov[0].iov_len || iov[1].iov_len);) {
             struct iovec *v = iov[0].iov_len ? iov : iov + 1;
             ssize_t w = pwritev(m->fd, v, (int)(iov + 2 - v), at);
@@ -446,7 +453,7 @@ static int settle(mkvw *m, int most)
  * released once written. */
 static int queue(mkvw *m, wjob *j)
 {
-    int rc = m->map ? reserve(m, j->at + (int64_t)(j->head.n + j->n)) : 0;
+    int rc = m->map ? map_to(m, j->at + (int64_t)(j->head.n + j->n)) : 0;
     if (rc) {
         j->release(j->arg);
         free(j->head.p);
@@ -505,12 +512,12 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
         return 0;
     if (!(m->map = calloc(MAX_CHUNKS, sizeof *m->map)))
         return -ENOMEM;
-    if ((rc = reserve(m, m->pos)) == -EOPNOTSUPP) {
+    if ((rc = reserve(m->fd, 0, m->pos)) == EOPNOTSUPP) {
         free(m->map); /* the writers pwrite */
         m->map = NULL;
         rc = 0;
     }
-    return rc;
+    return -rc;
 }
 
 /* The held cluster's content as one Cluster element at the file's end,
@@ -668,11 +675,7 @@ int mkvw_finish(mkvw *m)
 
     if (!rc)
         rc = e;
-    /* the reserve's tail goes before the Cues come */
     unmap_done(m, 1);
-    if (!rc && m->map && ftruncate(m->fd, m->pos))
-        rc = -errno;
-    m->reserved = m->pos;
     if (!rc && m->ncue) {
         cues = m->pos;
         cues_of(m, &b);
@@ -734,8 +737,6 @@ void mkvw_free(mkvw **pm)
         pthread_join(m->th[i], NULL);
     reap(m);
     unmap_done(m, 1);
-    if (m->map && m->reserved > m->pos) /* unfinished: no reserve left over */
-        (void)!ftruncate(m->fd, m->pos);
     free(m->map);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->work);

@@ -5,7 +5,7 @@
  * Why: that muxer copies each packet three times on its one thread (into
  * the cluster's buffer, into the file's 32 KiB buffer, into the kernel)
  * and held a long 1080p file to ~1.5 GB/s of 1.1 MB packets; and even
- * one write(2) a packet is held by the kernel's one copy into the file at
+ * one write a packet is held by the kernel's one copy into the file at
  * a time (BENCHMARKS.md).  Here each packet is copied once, by one of
  * several threads, into the file's pages.
  *
