@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <sys/uio.h>
 
 enum {
@@ -54,10 +56,10 @@ enum {
  * kernel's copy under the file's lock: 2.4 GB/s into /dev/shm on the H200
  * machine, short of 2,000 1080p frames a second; threads copying into a
  * shared mapping of it ran at 8 GB/s (BENCHMARKS.md "Constants chosen by
- * measurement").  So the file is mapped CHUNK bytes at a time, and each
- * writer reserves its packet's place (fallocate: a full disk is then an
- * error, not a SIGBUS) and copies the packet there; where the file system
- * cannot reserve, the writers pwrite. */
+ * measurement").  So a file in RAM is mapped CHUNK bytes at a time, and
+ * each writer reserves its packet's place (fallocate: a full file system
+ * is then an error, not a SIGBUS) and copies the packet there; elsewhere
+ * the writers pwrite (mkvw.h, MKVW_*). */
 #define WRITERS 4
 #define IN_FLIGHT 16
 #define CHUNK ((int64_t)64 << 20)
@@ -350,6 +352,13 @@ static int map_to(mkvw *m, int64_t end)
     return 0;
 }
 
+/* Is fd's file in RAM (tmpfs)? */
+static int in_ram(int fd)
+{
+    struct statfs sf;
+    return fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
 /* Reserves n bytes at `at` (0 or an errno; EOPNOTSUPP: not here). */
 static int reserve(int fd, int64_t at, int64_t n)
 {
@@ -483,7 +492,7 @@ static int queue(mkvw *m, wjob *j)
 }
 
 int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int tb_num,
-              int tb_den, int64_t def_dur, int map)
+              int tb_den, int64_t def_dur, int how)
 {
     mkvw *m = calloc(1, sizeof *m);
     int rc;
@@ -508,7 +517,7 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
     if ((rc = write_at(m, header, hdr_n, 0)))
         return rc;
     m->pos = (int64_t)hdr_n;
-    if (!map)
+    if (how == MKVW_PWRITE || (how == MKVW_MAP_IN_RAM && !in_ram(m->fd)))
         return 0;
     if (!(m->map = calloc(MAX_CHUNKS, sizeof *m->map)))
         return -ENOMEM;

@@ -43,14 +43,20 @@
 
 typedef struct mkvw mkvw;
 
+/* How the writers write: copying into a mapping of a file in RAM (tmpfs),
+ * pwrite elsewhere (on a disk file system the mapping's page faults cost
+ * more than the kernel's copy: BENCHMARKS.md); or either everywhere
+ * (tests).  A mapping needs space reserved: where the file system cannot,
+ * they pwrite. */
+enum { MKVW_MAP_IN_RAM, MKVW_MAP, MKVW_PWRITE };
+
 /* Writes `header` (libavformat's, hdr_n bytes) to f.  tb_num/tb_den: the
  * track's time base; def_dur: the duration of a packet that has none
- * (libavformat's guess from the frame rate); map: the writers copy into a
- * mapping of the file where it can be reserved (0: they pwrite; tests).
- * -EINVAL when the header is not laid out as FFmpeg 5.1 lays it out,
- * -ENOMEM, or another -errno (f's error recorded for a write's). */
+ * (libavformat's guess from the frame rate); how: MKVW_*.  -EINVAL when
+ * the header is not laid out as FFmpeg 5.1 lays it out, -ENOMEM, or
+ * another -errno (f's error recorded for a write's). */
 int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int tb_num,
-              int tb_den, int64_t def_dur, int map);
+              int tb_den, int64_t def_dur, int how);
 
 /* One keyframe packet of n bytes, dts and duration in the track's time
  * base (dur <= 0: none).  The packet goes out on a writer thread, at the

@@ -270,7 +270,8 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
         }
         wr->custom_io = 1;
         wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
-        wr->mkv_map = !(o && o->mkv_via == VENC_MKV_PWRITE);
+        wr->mkv_map = !o || o->mkv_via == VENC_MKV_AUTO ? MKVW_MAP_IN_RAM
+                      : o->mkv_via == VENC_MKV_MAP ? MKVW_MAP : MKVW_PWRITE;
     } else if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)

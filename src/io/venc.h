@@ -85,15 +85,16 @@ typedef struct venc_opts {
     int mkv_crc;         /* mkv: a CRC-32 element in each cluster (off by
                             default: the muxer's checksum was most of the
                             writer's time, docs/bench-log.md "The .mkv bound"; --mkv-crc) */
-    int mkv_via;         /* mkv of FFVHuff: VENC_MKV_MAP (0, mkvw.h's
-                            writers copy into a mapping of the file),
-                            VENC_MKV_PWRITE (they pwrite, as where the file
-                            system cannot reserve space), VENC_MKV_LIBAV
-                            (libavformat's muxer, the reference
-                            tests/unit/test_mkvw.c compares them with) */
+    int mkv_via;         /* mkv of FFVHuff: VENC_MKV_AUTO (0: mkvw.h's
+                            writers copy into a mapping of a file in RAM,
+                            pwrite elsewhere), VENC_MKV_MAP (a mapping
+                            wherever space can be reserved), VENC_MKV_PWRITE,
+                            VENC_MKV_LIBAV (libavformat's muxer, the
+                            reference tests/unit/test_mkvw.c compares
+                            them with) */
 } venc_opts;
 
-enum { VENC_MKV_MAP, VENC_MKV_PWRITE, VENC_MKV_LIBAV };
+enum { VENC_MKV_AUTO, VENC_MKV_MAP, VENC_MKV_PWRITE, VENC_MKV_LIBAV };
 
 typedef struct venc_writer venc_writer;
 

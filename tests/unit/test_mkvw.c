@@ -175,7 +175,7 @@ static void test_reads_back(void)
     host_buf buf = {0};
     src_frame fr;
     uint8_t *e = malloc((size_t)c->w * c->h);
-    int k = 0, bad = write_case(c, tpath("v.mkv"), VENC_MKV_MAP, &m) || !e, rc = 0;
+    int k = 0, bad = write_case(c, tpath("v.mkv"), VENC_MKV_AUTO, &m) || !e, rc = 0;
     if (!bad && vid_open(tpath("v.mkv"), &o, &r))
         bad = 1;
     rng = 777;
@@ -207,7 +207,7 @@ static void test_refuses(void)
     mkvw *m = NULL;
     int rc = -1;
     if (so_open(&out, tpath("r.mkv"), &so, NULL, 0) == 0) {
-        rc = mkvw_open(&m, out, junk, sizeof junk, 1, 1000, 40, 1);
+        rc = mkvw_open(&m, out, junk, sizeof junk, 1, 1000, 40, MKVW_MAP);
         so_abort(&out);
     }
     CHECK(rc == -EINVAL && !m, "mkvw: refuses a header it does not know", "rc %d", rc);
