@@ -559,10 +559,12 @@ fail:
 // ---------------------------------------------------------------------------
 // Writes
 
-static void raw_write(so_file *f, const unsigned char *p, size_t n)
+/* All n bytes at offset `at` (pwrite), or at the file's position when
+ * at < 0; the first error is recorded. */
+static void write_all(so_file *f, const unsigned char *p, size_t n, off_t at)
 {
     while (n > 0 && !f->err) {
-        ssize_t w = write(f->fd, p, n);
+        ssize_t w = at < 0 ? write(f->fd, p, n) : pwrite(f->fd, p, n, at);
         if (w < 0) {
             if (errno != EINTR)
                 f->err = errno;
@@ -574,8 +576,16 @@ static void raw_write(so_file *f, const unsigned char *p, size_t n)
         }
         p += w;
         n -= (size_t)w;
-        f->written += w;
+        if (at < 0)
+            f->written += w;
+        else
+            at += w;
     }
+}
+
+static void raw_write(so_file *f, const unsigned char *p, size_t n)
+{
+    write_all(f, p, n, -1);
     so_writeback(f, f->written);
 }
 
@@ -629,27 +639,14 @@ int so_write(so_file *f, const void *buf, size_t len)
 
 int so_pwrite(so_file *f, const void *buf, size_t len, off_t at)
 {
-    const unsigned char *p = buf;
     if (!f)
         return -1;
     flush_buf(f);
     if (f->direct && !f->err)
         f->err = ESPIPE;
-    while (len > 0 && !f->err) {
-        ssize_t w = pwrite(f->fd, p, len, at);
-        if (w < 0) {
-            if (errno != EINTR)
-                f->err = errno;
-            continue;
-        }
-        if (w == 0) {
-            f->err = EIO;
-            break;
-        }
-        p += w;
-        len -= (size_t)w;
-        at += w;
-    }
+    if (at < 0 && !f->err)
+        f->err = EINVAL;
+    write_all(f, buf, len, at);
     return f->err ? -1 : 0;
 }
 
