@@ -25,13 +25,12 @@
  *     Tags, Cues), the Duration and the track's DURATION tag.
  * A cluster of more than 4 KiB is therefore complete with its first
  * packet: its place in the file is known, and writer threads copy it
- * there at once, into a shared mapping of the file (reserved with
- * fallocate, so a full disk is an error, not a SIGBUS), or with pwritev
- * where the file system cannot reserve; a smaller one is held until it
- * ends.
+ * there at once, into a shared mapping of a file in RAM (each packet's
+ * place reserved first with fallocate, so a full file system is an
+ * error, not a SIGBUS), or with pwritev (MKVW_*); a smaller one is held
+ * until it ends.
  * tests/unit/test_mkvw.c compares the files with libavformat's, byte for
- * byte.  Errors: a write error is recorded in the so_file; the functions
- * return 0 or a negative errno.
+ * byte.  Errors: the functions return 0 or a negative errno.
  */
 #ifndef GPUEDGE_MKVW_H
 #define GPUEDGE_MKVW_H

@@ -120,7 +120,7 @@ struct venc_writer {
     AVBufferPool *pkt_pool; /* with hfyu: packets of up to w x h bytes (pkt_fill) */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
     struct hdr_io *hio; /* FFVHuff .mkv: pb writes the header into memory
-                           for mkvw (else the file at its positions) */
+                           for mkvw */
     mkvw *mkv;         /* the .mkv written by mkvw (mkvw.h); NULL: by
                           libavformat's muxer */
     int mkv_map;       /* ... how (MKVW_*, from venc_opts.mkv_via) */
