@@ -197,6 +197,36 @@ static void test_reads_back(void)
     free(e);
 }
 
+/* In RAM (tmpfs) the default writes through a mapping: a case written
+ * there equals libavformat's file too. */
+static void test_in_ram(void)
+{
+    const mcase *c = &cases[5];
+    char a[300], b[300];
+    const char *m1 = "?", *m2 = "?";
+    size_t n1 = 0, n2 = 0;
+    unsigned char *x, *y;
+    int r1, r2;
+    snprintf(a, sizeof a, "/dev/shm/test_mkvw.%d.a.mkv", (int)getpid());
+    snprintf(b, sizeof b, "/dev/shm/test_mkvw.%d.b.mkv", (int)getpid());
+    if (access("/dev/shm", W_OK)) {
+        SKIP("mkvw (default, in RAM) == libavformat's file", "no writable /dev/shm");
+        return;
+    }
+    r1 = write_case(c, a, VENC_MKV_AUTO, &m1);
+    r2 = write_case(c, b, VENC_MKV_LIBAV, &m2);
+    x = check_slurp(a, &n1);
+    y = check_slurp(b, &n2);
+    CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && x && y && n1 == n2 && n1 > 0 &&
+              !memcmp(x, y, n1),
+          "mkvw (default, in RAM) == libavformat's file", "rc %d %d, %s, %zu vs %zu bytes", r1,
+          r2, m1, n1, n2);
+    free(x);
+    free(y);
+    unlink(a);
+    unlink(b);
+}
+
 /* mkvw_open takes only the header layout it knows. */
 static void test_refuses(void)
 {
@@ -238,6 +268,7 @@ int main(void)
     }
     test_same_bytes();
     test_reads_back();
+    test_in_ram();
     test_refuses();
     rm_dir(dir);
     CHECK_EXIT();
