@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,10 @@ enum {
  * kernel's copy under the file's lock: 2.4 GB/s into /dev/shm on the H200
  * machine, short of 2,000 1080p frames a second; threads copying into a
  * shared mapping of it ran at 8 GB/s (BENCHMARKS.md "Constants chosen by
- * measurement").  So a file in RAM is mapped CHUNK bytes at a time, and
- * each writer reserves its packet's place (fallocate: a full file system
- * is then an error, not a SIGBUS) and copies the packet there; elsewhere
- * the writers pwrite (mkvw.h, MKVW_*). */
+ * measurement").  So a file in RAM whose packets the GPU coded is mapped
+ * CHUNK bytes at a time, and each writer reserves its packet's place
+ * (fallocate: a full file system is then an error, not a SIGBUS) and
+ * copies the packet there; otherwise the writers pwrite (mkvw.h). */
 #define WRITERS 4
 #define IN_FLIGHT 16
 #define CHUNK ((int64_t)64 << 20)
@@ -104,6 +105,9 @@ struct mkvw {
     uint8_t **map;
     int64_t mapped;
     int unmapped;
+    int decide;             /* MKVW_MAP_IN_RAM in RAM: map at the first job
+                               if cores_free by then */
+    atomic_int cores_free;  /* mkvw_cores_free was called */
     int64_t pos;                /* the file's end */
     int64_t seg;                /* the segment's data (positions count from it) */
     int64_t info, tracks, tags; /* top-level elements */
@@ -460,9 +464,31 @@ static int settle(mkvw *m, int most)
 
 /* Hands j (head + packet, at m->pos) to the writers; the packet is
  * released once written. */
+/* The writers copy into a mapping from now on (the muxing thread, before
+ * the first job); where the file system cannot reserve, they pwrite. */
+static int start_map(mkvw *m)
+{
+    int e;
+    if (!(m->map = calloc(MAX_CHUNKS, sizeof *m->map)))
+        return -ENOMEM;
+    if ((e = reserve(m->fd, 0, m->pos)) == EOPNOTSUPP) {
+        free(m->map);
+        m->map = NULL;
+        e = 0;
+    }
+    return -e;
+}
+
 static int queue(mkvw *m, wjob *j)
 {
-    int rc = m->map ? map_to(m, j->at + (int64_t)(j->head.n + j->n)) : 0;
+    int rc = 0;
+    if (m->decide) { /* MKVW_MAP_IN_RAM: by the first packet's origin */
+        m->decide = 0;
+        if (atomic_load_explicit(&m->cores_free, memory_order_relaxed))
+            rc = start_map(m);
+    }
+    if (!rc && m->map)
+        rc = map_to(m, j->at + (int64_t)(j->head.n + j->n));
     if (rc) {
         j->release(j->arg);
         free(j->head.p);
@@ -517,16 +543,15 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
     if ((rc = write_at(m, header, hdr_n, 0)))
         return rc;
     m->pos = (int64_t)hdr_n;
-    if (how == MKVW_PWRITE || (how == MKVW_MAP_IN_RAM && !in_ram(m->fd)))
-        return 0;
-    if (!(m->map = calloc(MAX_CHUNKS, sizeof *m->map)))
-        return -ENOMEM;
-    if ((rc = reserve(m->fd, 0, m->pos)) == EOPNOTSUPP) {
-        free(m->map); /* the writers pwrite */
-        m->map = NULL;
-        rc = 0;
-    }
-    return -rc;
+    if (how == MKVW_MAP)
+        return start_map(m);
+    m->decide = how == MKVW_MAP_IN_RAM && in_ram(m->fd);
+    return 0;
+}
+
+void mkvw_cores_free(mkvw *m)
+{
+    atomic_store_explicit(&m->cores_free, 1, memory_order_relaxed);
 }
 
 /* The held cluster's content as one Cluster element at the file's end,

@@ -42,11 +42,14 @@
 
 typedef struct mkvw mkvw;
 
-/* How the writers write: copying into a mapping of a file in RAM (tmpfs),
- * pwrite elsewhere (on a disk file system the mapping's page faults cost
- * more than the kernel's copy: BENCHMARKS.md); or either everywhere
- * (tests).  A mapping needs space reserved: where the file system cannot,
- * they pwrite. */
+/* How the writers write.  MKVW_MAP_IN_RAM: copying into a mapping of a
+ * file in RAM (tmpfs) whose first packet came coded by the GPU
+ * (mkvw_cores_free), pwrite otherwise: on a disk file system the
+ * mapping's page faults cost more than the kernel's copy, and where the
+ * cores code the frames the mapping's extra work (every page zeroed by
+ * the reserve, then faulted in) is theirs (BENCHMARKS.md).  MKVW_MAP and
+ * MKVW_PWRITE: either everywhere (tests).  A mapping needs space
+ * reserved: where the file system cannot, the writers pwrite. */
 enum { MKVW_MAP_IN_RAM, MKVW_MAP, MKVW_PWRITE };
 
 /* Writes `header` (libavformat's, hdr_n bytes) to f.  tb_num/tb_den: the
@@ -65,6 +68,11 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
  * (-errno) comes back from a later call. */
 int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
              void (*release)(void *), void *arg);
+
+/* The packets come coded by the GPU: the cores are free (MKVW_MAP_IN_RAM).
+ * Any thread; it counts when called before the first packet of more than
+ * 4 KiB reaches mkvw_put. */
+void mkvw_cores_free(mkvw *m);
 
 /* Waits for the writers, then the held cluster and the trailer; the file
  * is complete. */

@@ -628,6 +628,8 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
         return -1;
     }
     fix_ts(w, &pts, &duration);
+    if (w->mkv)
+        mkvw_cores_free(w->mkv); /* the GPU coded it */
     if (w->et && !(slot = et_slot(w)))
         return -1;
     if (slot)

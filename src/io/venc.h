@@ -86,8 +86,9 @@ typedef struct venc_opts {
                             default: the muxer's checksum was most of the
                             writer's time, docs/bench-log.md "The .mkv bound"; --mkv-crc) */
     int mkv_via;         /* mkv of FFVHuff: VENC_MKV_AUTO (0: mkvw.h's
-                            writers copy into a mapping of a file in RAM,
-                            pwrite elsewhere), VENC_MKV_MAP (a mapping
+                            writers copy into a mapping of a file in RAM
+                            whose packets the GPU coded, pwrite otherwise:
+                            MKVW_MAP_IN_RAM), VENC_MKV_MAP (a mapping
                             wherever space can be reserved), VENC_MKV_PWRITE,
                             VENC_MKV_LIBAV (libavformat's muxer, the
                             reference tests/unit/test_mkvw.c compares

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "frames.h"
+#include "hfyu_enc.h"
 #include "mkvw.h"
 #include "safeout.h"
 #include "venc.h"
@@ -68,18 +69,41 @@ typedef struct mcase {
     int64_t (*dur)(int i); /* NULL: none (the writer's rule) */
 } mcase;
 
-/* Writes case c with venc; 0, or -1.  *muxer: who wrote it. */
-static int write_case(const mcase *c, const char *name, int via, const char **muxer)
+/* FFVHuff's tables as the writer holds them (venc_ffvhuff_codes: code <<
+ * 5 | length), for packets coded here as the GPU codes them. */
+static int coded_tab(hfyu_tab *t)
+{
+    memset(t, 0, sizeof *t);
+    if (venc_ffvhuff_codes(t->cl))
+        return -1;
+    for (int i = 0; i < 256; i++) {
+        t->code[i] = t->cl[i] >> 5;
+        t->len[i] = (uint8_t)(t->cl[i] & 31);
+        if (t->len[i] > t->max_len)
+            t->max_len = t->len[i];
+    }
+    return 0;
+}
+
+/* Writes case c with venc, as pixels, or with `coded` as packets coded
+ * here (venc_put_coded, the GPU engine's way); 0, or -1.  *muxer: who
+ * wrote it. */
+static int write_case_as(const mcase *c, const char *name, int via, int coded,
+                         const char **muxer)
 {
     so_file *out = NULL;
     venc_writer *wr = NULL;
     so_opts so = {1, 0};
     venc_opts vo = {.threads = c->threads, .codec = "ffvhuff", .mkv_via = via};
-    uint8_t *e = malloc((size_t)c->w * c->h);
+    uint8_t *e = malloc((size_t)c->w * c->h), *pkt = NULL;
+    hfyu_tab t;
     int rc = 0;
     rng = 777;
-    if (!e || so_open(&out, name, &so, NULL, 0)) {
+    if (coded && (coded_tab(&t) || !(pkt = malloc(hfyu_max_bytes(&t, c->w, c->h)))))
+        rc = -1;
+    if (rc || !e || so_open(&out, name, &so, NULL, 0)) {
         free(e);
+        free(pkt);
         return -1;
     }
     if (venc_open(out, "mkv", c->w, c->h, c->tb, c->fps, &vo, &wr)) {
@@ -89,15 +113,24 @@ static int write_case(const mcase *c, const char *name, int via, const char **mu
     }
     *muxer = venc_muxer(wr);
     for (int i = 0; i < c->n && !rc; i++) {
+        int64_t pts = c->pts ? c->pts(i) : i, dur = c->dur ? c->dur(i) : 0;
         fill(e, c->w, c->h, c->kind);
-        rc = venc_put(wr, e, c->w, c->pts ? c->pts(i) : i, c->dur ? c->dur(i) : 0);
+        rc = coded ? venc_put_coded(wr, pkt, hfyu_code(&t, e, c->w, c->w, c->h, pkt), t.cl,
+                                    c->w, c->h, pts, dur)
+                   : venc_put(wr, e, c->w, pts, dur);
     }
     free(e);
+    free(pkt);
     if (venc_close(&wr, rc != 0) || rc) {
         so_abort(&out);
         return -1;
     }
     return so_commit(&out);
+}
+
+static int write_case(const mcase *c, const char *name, int via, const char **muxer)
+{
+    return write_case_as(c, name, via, 0, muxer);
 }
 
 static int64_t ms40(int i) { return 40LL * i; }
@@ -197,32 +230,34 @@ static void test_reads_back(void)
     free(e);
 }
 
-/* In RAM (tmpfs) the default writes through a mapping: a case written
- * there equals libavformat's file too. */
+/* In RAM (tmpfs) the default writes packets the GPU coded through a
+ * mapping, frames coded on the cores with pwrite: either equals
+ * libavformat's file. */
 static void test_in_ram(void)
 {
     const mcase *c = &cases[5];
     char a[300], b[300];
-    const char *m1 = "?", *m2 = "?";
-    size_t n1 = 0, n2 = 0;
-    unsigned char *x, *y;
-    int r1, r2;
-    snprintf(a, sizeof a, "/dev/shm/test_mkvw.%d.a.mkv", (int)getpid());
-    snprintf(b, sizeof b, "/dev/shm/test_mkvw.%d.b.mkv", (int)getpid());
     if (access("/dev/shm", W_OK)) {
         SKIP("mkvw (default, in RAM) == libavformat's file", "no writable /dev/shm");
         return;
     }
-    r1 = write_case(c, a, VENC_MKV_AUTO, &m1);
-    r2 = write_case(c, b, VENC_MKV_LIBAV, &m2);
-    x = check_slurp(a, &n1);
-    y = check_slurp(b, &n2);
-    CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && x && y && n1 == n2 && n1 > 0 &&
-              !memcmp(x, y, n1),
-          "mkvw (default, in RAM) == libavformat's file", "rc %d %d, %s, %zu vs %zu bytes", r1,
-          r2, m1, n1, n2);
-    free(x);
-    free(y);
+    snprintf(a, sizeof a, "/dev/shm/test_mkvw.%d.a.mkv", (int)getpid());
+    snprintf(b, sizeof b, "/dev/shm/test_mkvw.%d.b.mkv", (int)getpid());
+    for (int coded = 0; coded < 2; coded++) {
+        const char *m1 = "?", *m2 = "?";
+        size_t n1 = 0, n2 = 0;
+        int r1 = write_case_as(c, a, VENC_MKV_AUTO, coded, &m1);
+        int r2 = write_case(c, b, VENC_MKV_LIBAV, &m2);
+        unsigned char *x = check_slurp(a, &n1), *y = check_slurp(b, &n2);
+        CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && x && y && n1 == n2 && n1 > 0 &&
+                  !memcmp(x, y, n1),
+              coded ? "mkvw (default, in RAM, packets coded as the GPU codes them) == "
+                      "libavformat's file"
+                    : "mkvw (default, in RAM, frames coded on the cores) == libavformat's file",
+              "rc %d %d, %s, %zu vs %zu bytes", r1, r2, m1, n1, n2);
+        free(x);
+        free(y);
+    }
     unlink(a);
     unlink(b);
 }
