@@ -53,14 +53,13 @@ enum {
 #define DURATION_TAG_BYTES 37         /* DURATION_SIMPLETAG_SIZE */
 
 /* Threads writing packets at their places, and packets in flight at most
- * (each holds its buffer).  One thread's writes into one file are the
- * kernel's copy under the file's lock: 2.4 GB/s into /dev/shm on the H200
- * machine, short of 2,000 1080p frames a second; threads copying into a
- * shared mapping of it ran at 8 GB/s (BENCHMARKS.md "Constants chosen by
- * measurement").  So a file in RAM whose packets the GPU coded is mapped
- * CHUNK bytes at a time, and each writer reserves its packet's place
- * (fallocate: a full file system is then an error, not a SIGBUS) and
- * copies the packet there; otherwise the writers pwrite (mkvw.h). */
+ * (each holds its buffer).  The kernel copies writes into one file one at
+ * a time, whatever the threads; threads copying into a shared mapping of
+ * it do not wait for each other (figures: BENCHMARKS.md "Constants chosen
+ * by measurement").  So a file in RAM whose packets the GPU coded is
+ * mapped CHUNK bytes at a time, and each writer reserves its packet's
+ * place (fallocate: a full file system is then an error, not a SIGBUS)
+ * and copies the packet there; otherwise the writers pwrite (mkvw.h). */
 #define WRITERS 4
 #define IN_FLIGHT 16
 #define CHUNK ((int64_t)64 << 20)
@@ -381,43 +380,59 @@ static void unmap_done(mkvw *m, int all)
     }
 }
 
+/* Job j's bytes at their place through the mapping; 0 or an errno. */
+static int copy_job(mkvw *m, const wjob *j)
+{
+    int e = reserve(m->fd, j->at, (int64_t)(j->head.n + j->n));
+    if (!e) {
+        copy_out(m, j->at, j->head.p, j->head.n);
+        copy_out(m, j->at + (int64_t)j->head.n, j->data, j->n);
+    }
+    return e;
+}
+
+/* Job j's bytes at their place with pwritev; 0 or an errno. */
+static int pwrite_job(mkvw *m, const wjob *j)
+{
+    struct iovec iov[2] = {{j->head.p, j->head.n}, {(void *)j->data, j->n}};
+    struct iovec *v = iov;
+    for (int64_t at = j->at;;) {
+        ssize_t w;
+        while (v < iov + 2 && !v->iov_len)
+            v++;
+        if (v == iov + 2)
+            return 0;
+        w = pwritev(m->fd, v, (int)(iov + 2 - v), at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        at += w;
+        for (size_t left = (size_t)w; left;) {
+            size_t t = left < v->iov_len ? left : v->iov_len;
+            v->iov_base = (uint8_t *)v->iov_base + t;
+            v->iov_len -= t;
+            left -= t;
+            if (!v->iov_len)
+                v++;
+        }
+    }
+}
+
 static void *writer(void *arg)
 {
     mkvw *m = arg;
     pthread_mutex_lock(&m->mu);
     for (;;) {
         wjob *j;
-        struct iovec iov[2];
-        int e = 0, k = 0;
+        int e;
         while (!m->quit && !m->take)
             pthread_cond_wait(&m->work, &m->mu);
         if (!(j = m->take))
             break;
         m->take = j->next;
         pthread_mutex_unlock(&m->mu);
-        iov[k++] = (struct iovec){j->head.p, j->head.n};
-        iov[k++] = (struct iovec){(void *)j->data, j->n};
-        if (m->map && !(e = reserve(m->fd, j->at, (int64_t)(j->head.n + j->n)))) {
-            copy_out(m, j->at, j->head.p, j->head.n);
-            copy_out(m, j->at + (int64_t)j->head.n, j->data, j->n);
-        }
-        if (m->map)
-            iov[0].iov_len = iov[1].iov_len = 0;
-        for (int64_t at = j->at; !e && (iov[0].iov_len || iov[1].iov_len);) {
-            struct iovec *v = iov[0].iov_len ? iov : iov + 1;
-            ssize_t w = pwritev(m->fd, v, (int)(iov + 2 - v), at);
-            if (w < 0 && errno != EINTR)
-                e = errno;
-            else if (w == 0)
-                e = EIO;
-            for (size_t left = w > 0 ? (size_t)w : 0; left; v++) {
-                size_t t = left < v->iov_len ? left : v->iov_len;
-                v->iov_base = (uint8_t *)v->iov_base + t;
-                v->iov_len -= t;
-                left -= t;
-                at += (int64_t)t;
-            }
-        }
+        e = m->map ? copy_job(m, j) : pwrite_job(m, j);
         pthread_mutex_lock(&m->mu);
         if (e && !m->err)
             m->err = e;
@@ -462,8 +477,6 @@ static int settle(mkvw *m, int most)
     return e ? -e : 0;
 }
 
-/* Hands j (head + packet, at m->pos) to the writers; the packet is
- * released once written. */
 /* The writers copy into a mapping from now on (the muxing thread, before
  * the first job); where the file system cannot reserve, they pwrite. */
 static int start_map(mkvw *m)
@@ -479,6 +492,8 @@ static int start_map(mkvw *m)
     return -e;
 }
 
+/* Hands j (head + packet, at its place) to the writers; the packet is
+ * released once written. */
 static int queue(mkvw *m, wjob *j)
 {
     int rc = 0;

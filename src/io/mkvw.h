@@ -3,11 +3,11 @@
  * Matroska muxer (DESIGN.md §4, "The .mkv file").
  *
  * Why: that muxer copies each packet three times on its one thread (into
- * the cluster's buffer, into the file's 32 KiB buffer, into the kernel)
- * and held a long 1080p file to ~1.5 GB/s of 1.1 MB packets; and even
- * one write a packet is held by the kernel's one copy into the file at
- * a time (BENCHMARKS.md).  Here each packet is copied once, by one of
- * several threads, into the file's pages.
+ * the cluster's buffer, into the file's 32 KiB buffer, into the kernel),
+ * which bound a long video's writer; and even one write a packet waits
+ * for the kernel's copies into the file, one at a time (BENCHMARKS.md).
+ * Here each packet is copied once, by one of several threads, into the
+ * file's pages.
  *
  * The bytes are FFmpeg 5.1's, for the file venc.c opens: one video track
  * in VFW mode (timestamps are dts), every packet a keyframe, bit-exact

@@ -42,71 +42,15 @@ static int io_write(void *opaque, uint8_t *buf, int size)
     return size > 0 ? size : 0;
 }
 
-/* An FFVHuff .mkv's header (mkvw.h): libavformat writes it into memory,
- * seeking as it does in a file; mkvw then writes the file. */
-typedef struct hdr_io {
-    uint8_t *p;
-    size_t n, cap;
-    int64_t pos;
-} hdr_io;
-
-static int hdr_write(void *opaque, uint8_t *buf, int size)
-{
-    hdr_io *h = opaque;
-    size_t end = (size_t)h->pos + (size_t)size;
-    if (size <= 0)
-        return 0;
-    if (end > h->cap) {
-        size_t cap = h->cap ? h->cap : 4096;
-        uint8_t *q;
-        while (cap < end)
-            cap *= 2;
-        if (!(q = realloc(h->p, cap)))
-            return AVERROR(ENOMEM);
-        memset(q + h->cap, 0, cap - h->cap);
-        h->p = q;
-        h->cap = cap;
-    }
-    memcpy(h->p + h->pos, buf, (size_t)size);
-    h->pos += size;
-    if (end > h->n)
-        h->n = end;
-    return size;
-}
-
-static int64_t hdr_seek(void *opaque, int64_t off, int whence)
-{
-    hdr_io *h = opaque;
-    int64_t to;
-    switch (whence & ~AVSEEK_FORCE) {
-    case AVSEEK_SIZE:
-        return (int64_t)h->n;
-    case SEEK_SET:
-        to = off;
-        break;
-    case SEEK_CUR:
-        to = h->pos + off;
-        break;
-    case SEEK_END:
-        to = (int64_t)h->n + off;
-        break;
-    default:
-        return AVERROR(EINVAL);
-    }
-    if (to < 0)
-        return AVERROR(EINVAL);
-    return h->pos = to;
-}
-
-/* After the header: mkvw takes the file over.  0, -1 (why recorded) or
- * AVERROR(ENOMEM). */
+/* After the header, which libavformat wrote into memory (a dynamic
+ * buffer it may seek in, as in a file): mkvw takes the file over.  0, -1
+ * (why recorded) or AVERROR(ENOMEM). */
 static int mkv_take_over(venc_writer *w)
 {
-    hdr_io *h = w->hio;
     AVStream *st = w->st;
+    uint8_t *hdr;
     int64_t def_dur = 0;
-    int ret;
-    avio_flush(w->oc->pb);
+    int ret, n = avio_get_dyn_buf(w->oc->pb, &hdr);
     if (w->oc->pb->error < 0) {
         venc_error(w, "writing the header", w->oc->pb->error);
         return -1;
@@ -116,10 +60,8 @@ static int mkv_take_over(venc_writer *w)
         def_dur = av_rescale_q(1, av_inv_q(st->avg_frame_rate), st->time_base);
     else if (st->time_base.num * 1000LL > st->time_base.den)
         def_dur = 1;
-    ret = mkvw_open(&w->mkv, w->out, h->p, h->n, st->time_base.num, st->time_base.den,
+    ret = mkvw_open(&w->mkv, w->out, hdr, (size_t)n, st->time_base.num, st->time_base.den,
                     def_dur, w->mkv_map);
-    free(h->p);
-    h->p = NULL;
     if (ret == -ENOMEM)
         return AVERROR(ENOMEM);
     if (ret == -EINVAL) { /* with libavformat 5.1 itself: a bug of mkvw's */
@@ -257,18 +199,12 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
     if (!direct && wr->kind == VENC_MKV && wr->hfyu &&
         !(o && (o->mkv_crc || o->mkv_via == VENC_MKV_LIBAV)) &&
         avformat_version() == LIBAVFORMAT_VERSION_INT) {
-        /* written by mkvw, whose rules are libavformat 5.1's (mkvw.h) */
-        uint8_t *iob = av_malloc(VENC_IO_BUF);
-        if (!iob || !(wr->hio = calloc(1, sizeof *wr->hio))) {
-            av_free(iob);
+        /* written by mkvw, whose rules are libavformat 5.1's (mkvw.h); the
+         * header into memory, laid out as in a seekable file */
+        if (avio_open_dyn_buf(&wr->oc->pb) < 0)
             return AVERROR(ENOMEM);
-        }
-        wr->oc->pb = avio_alloc_context(iob, VENC_IO_BUF, 1, wr->hio, NULL, hdr_write, hdr_seek);
-        if (!wr->oc->pb) {
-            av_free(iob);
-            return AVERROR(ENOMEM);
-        }
-        wr->custom_io = 1;
+        wr->oc->pb->seekable = AVIO_SEEKABLE_NORMAL;
+        wr->hdr_mem = 1;
         wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
         wr->mkv_map = !o || o->mkv_via == VENC_MKV_AUTO ? MKVW_MAP_IN_RAM
                       : o->mkv_via == VENC_MKV_MAP ? MKVW_MAP : MKVW_PWRITE;
@@ -420,7 +356,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         goto fail;
     }
     av_dict_free(&mopts);
-    if (wr->hio && (ret = mkv_take_over(wr)) < 0) {
+    if (wr->hdr_mem && (ret = mkv_take_over(wr)) < 0) {
         if (ret == AVERROR(ENOMEM))
             goto oom;
         goto fail;
@@ -737,7 +673,12 @@ int venc_close(venc_writer **wp, int abandon)
     if (abandon || w->failed)
         rc = -1;
     if (w->oc && w->oc->pb) {
-        if (w->custom_io) {
+        if (w->hdr_mem) {
+            uint8_t *b = NULL;
+            avio_close_dyn_buf(w->oc->pb, &b);
+            av_free(b);
+            w->oc->pb = NULL;
+        } else if (w->custom_io) {
             av_freep(&w->oc->pb->buffer);
             avio_context_free(&w->oc->pb);
         } else {
@@ -754,9 +695,6 @@ int venc_close(venc_writer **wp, int abandon)
         hand_why(w);
     et_free(w);
     mkvw_free(&w->mkv);
-    if (w->hio)
-        free(w->hio->p);
-    free(w->hio);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);
     av_frame_free(&w->frame);

@@ -119,8 +119,8 @@ struct venc_writer {
                            tables of enc's extradata); NULL: libavcodec */
     AVBufferPool *pkt_pool; /* with hfyu: packets of up to w x h bytes (pkt_fill) */
     int custom_io;     /* pb is ours (over so_write), not avio_open's */
-    struct hdr_io *hio; /* FFVHuff .mkv: pb writes the header into memory
-                           for mkvw */
+    int hdr_mem;       /* FFVHuff .mkv: pb is a dynamic buffer, the
+                          header in memory for mkvw */
     mkvw *mkv;         /* the .mkv written by mkvw (mkvw.h); NULL: by
                           libavformat's muxer */
     int mkv_map;       /* ... how (MKVW_*, from venc_opts.mkv_via) */

@@ -15,7 +15,7 @@
 #     big: a third, optional payload .device-bench-big/ (gpuedge + the one
 #          5640x3172 JPEG only) for the "one photo as a whole process" target
 #     photobatch: .device-bench-photobatch/ for device_run.sh photobatch
-#          (issue #27 item 4): gpuedge and $BENCH_PROGS with their libraries
+#          (a large photo batch): gpuedge and $BENCH_PROGS with their libraries
 #          (stubbed), nvJPEG's library, and the source photos of
 #          tests/bench/photo_batch.py (the JPEGs of at least 2560x1600 but
 #          the 5640x3172 one, and two PNGs), plus $NVJPEG_CORPUS when set

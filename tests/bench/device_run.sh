@@ -12,7 +12,7 @@
 #            the OpenCV video script on 100 frames a clip for a same-call ratio)
 #   big      one 5640x3172 JPEG to PNG as a whole process, five times a
 #            backend, and the OpenCV script on it
-#   photobatch  issue #27 item 4: tests/bench/photo_batch.py makes COUNT
+#   photobatch  a large photo batch: tests/bench/photo_batch.py makes COUNT
 #            (200) photos of 2560x1600 .. 5120x2880 from the carried ones
 #            (FORMATS: jpg,png; jpg for JPEGs only),
 #            then photos.py times the OpenCV script and gpuedge's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""photo_batch.py — a large photo batch for `make bench` (issue #27 item 4):
+"""photo_batch.py — a large photo batch for `make bench`:
 COUNT files of JPEG and PNG photos from 2560x1600 to 5120x2880, made from
 real photos (the mate-backgrounds ones tests/bench/fetch_realdata.sh
 fetches), for tests/bench/photos.py to time gpuedge and the OpenCV script

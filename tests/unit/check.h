@@ -6,9 +6,11 @@
 #ifndef GPUEDGE_CHECK_H
 #define GPUEDGE_CHECK_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -34,6 +36,32 @@ static void check_report_(int ok, const char *name, const char *fmt, ...)
         printf("\n");
     }
     fflush(stdout);
+}
+
+/* A fresh directory $TMPDIR/PREFIX.XXXXXX (/tmp without TMPDIR), its
+ * path in dir; 0, or -1. */
+static int check_tmpdir(char *dir, size_t n, const char *prefix) __attribute__((unused));
+static int check_tmpdir(char *dir, size_t n, const char *prefix)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/%s.XXXXXX", t && *t ? t : "/tmp", prefix);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Removes directory d and the files in it. */
+static void check_rm_dir(const char *d) __attribute__((unused));
+static void check_rm_dir(const char *d)
+{
+    DIR *dp = opendir(d);
+    char p[4096];
+    for (struct dirent *de; dp && (de = readdir(dp));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+            unlink(p);
+        }
+    if (dp)
+        closedir(dp);
+    rmdir(d);
 }
 
 /* The whole of a file, malloc'd (one byte more, so an empty file gives a

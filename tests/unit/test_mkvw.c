@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libavutil/rational.h>
@@ -262,6 +264,42 @@ static void test_in_ram(void)
     unlink(b);
 }
 
+/* A full file system: the write fails (an error, not a SIGBUS through
+ * the mapping) and nothing is left, either way of writing.  Needs a small
+ * tmpfs (mount(2), root). */
+static void test_full(void)
+{
+    static const char *const via[] = {"mapped", "pwrite"};
+    char d[300], name[340];
+    snprintf(d, sizeof d, "%s/full", dir);
+    if (mkdir(d, 0700) || mount("tmpfs", d, "tmpfs", 0, "size=1m")) {
+        SKIP("mkvw: a full file system fails cleanly", "cannot mount a tmpfs here");
+        rmdir(d);
+        return;
+    }
+    snprintf(name, sizeof name, "%s/f.mkv", d);
+    for (int v = 0; v < 2; v++) {
+        const char *m = "?";
+        char what[100];
+        int rc;
+        DIR *dp;
+        int left = 0;
+        check_capture_start();
+        rc = write_case_as(&cases[0], name, v ? VENC_MKV_PWRITE : VENC_MKV_MAP, 1, &m);
+        check_capture_end();
+        if ((dp = opendir(d))) {
+            for (struct dirent *de; (de = readdir(dp));)
+                left += de->d_name[0] != '.';
+            closedir(dp);
+        }
+        snprintf(what, sizeof what, "mkvw (%s): a full file system fails, nothing left", via[v]);
+        CHECK(rc != 0 && !strcmp(m, "mkvw") && left == 0, what, "rc %d, %s, %d files left", rc,
+              m, left);
+    }
+    umount(d);
+    rmdir(d);
+}
+
 /* mkvw_open takes only the header layout it knows. */
 static void test_refuses(void)
 {
@@ -278,33 +316,17 @@ static void test_refuses(void)
     CHECK(rc == -EINVAL && !m, "mkvw: refuses a header it does not know", "rc %d", rc);
 }
 
-static void rm_dir(const char *d)
-{
-    DIR *dp = opendir(d);
-    struct dirent *de;
-    char p[600];
-    while (dp && (de = readdir(dp)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", d, de->d_name);
-            unlink(p);
-        }
-    if (dp)
-        closedir(dp);
-    rmdir(d);
-}
-
 int main(void)
 {
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/test_mkvw.XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(dir)) {
+    if (check_tmpdir(dir, sizeof dir, "test_mkvw")) {
         perror("mkdtemp");
         return 1;
     }
     test_same_bytes();
     test_reads_back();
     test_in_ram();
+    test_full();
     test_refuses();
-    rm_dir(dir);
+    check_rm_dir(dir);
     CHECK_EXIT();
 }

@@ -46,23 +46,6 @@ static const char *tpath(const char *name)
     return buf[k];
 }
 
-static void rm_dir(const char *d)
-{
-    DIR *dp = opendir(d);
-    struct dirent *de;
-    char p[600];
-    if (!dp)
-        return;
-    while ((de = readdir(dp))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", d, de->d_name);
-        unlink(p);
-    }
-    closedir(dp);
-    rmdir(d);
-}
-
 /* Leftover temp files of safeout in the test directory. */
 static int count_tmp_files(void)
 {
@@ -1557,9 +1540,7 @@ static void test_probe_and_names(void)
 
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/gpuedge_vid_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    if (check_tmpdir(dir, sizeof dir, "gpuedge_vid")) {
         printf("not ok test_video_io: cannot make a temp directory\n");
         return 1;
     }
@@ -1580,6 +1561,6 @@ int main(void)
     test_mp4();
     test_broken();
     test_probe_and_names();
-    rm_dir(dir);
+    check_rm_dir(dir);
     CHECK_EXIT();
 }
