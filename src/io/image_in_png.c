@@ -27,7 +27,8 @@
  * grey+alpha, RGB or RGBA file without tRNS, whose image data is one run
  * of IDAT chunks holding one zlib stream of exactly the filtered rows, is
  * inflated by libdeflate (about 2.5x zlib's speed on photos) and
- * unfiltered here (png_fast).  Anything else about the file, or any error
+ * unfiltered here (png_fast; RGB and RGBA rows in SSE2 registers).
+ * Anything else about the file, or any error
  * there, and it goes to libspng as before, so what is refused, and with
  * which words, does not change.
  */
@@ -40,6 +41,9 @@
 
 #include <libdeflate.h>
 #include <spng.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* STBI_MAX_DIMENSIONS (third_party/stb_impl.c): the same files are too big. */
 #define IMGPNG_MAX_SIDE (1u << 20)
@@ -88,6 +92,108 @@ static inline int paeth(int a, int b, int c)
     return pa <= pb && pa <= pc ? a : bc;
 }
 
+#if defined(__SSE2__)
+/* Rows of 3- and 4-byte pixels (RGB, RGBA: photos), the same bytes as
+ * unfilter's loops (test_image_in_png; docs/bench-log.md has the gain).
+ * Average and Paeth a pixel at a time, its channels in the 16-bit lanes
+ * of one register: each pixel depends on the one before, so the channels
+ * are what runs in parallel.  A pixel's bytes come and go through a
+ * general register: a 3-byte copy through memory would read back a word
+ * written in pieces (a stalled store forward every pixel). */
+static inline __m128i px_load(const unsigned char *p, int bpp)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                 (bpp == 4 ? (uint32_t)p[3] << 24 : 0);
+    return _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)v), _mm_setzero_si128());
+}
+
+static inline void px_store(unsigned char *p, __m128i v, int bpp)
+{
+    uint32_t w = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(v, v));
+    p[0] = (unsigned char)w;
+    p[1] = (unsigned char)(w >> 8);
+    p[2] = (unsigned char)(w >> 16);
+    if (bpp == 4)
+        p[3] = (unsigned char)(w >> 24);
+}
+
+static inline __m128i abs16(__m128i v)
+{
+    return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v));
+}
+
+static inline __m128i pick(__m128i mask, __m128i yes, __m128i no)
+{
+    return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
+}
+
+static inline __attribute__((always_inline)) void
+unfilter_px(int type, const unsigned char *f, unsigned char *out, const unsigned char *prev,
+            size_t rowb, int bpp)
+{
+    const __m128i low = _mm_set1_epi16(0xff);
+    __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128();
+    for (size_t i = 0; i < rowb; i += (size_t)bpp) {
+        __m128i x = px_load(f + i, bpp), b = px_load(prev + i, bpp), p;
+        if (type == 3) {
+            p = _mm_srli_epi16(_mm_add_epi16(a, b), 1);
+        } else {
+            /* paeth(): a unless |p - a| is not the least, then b unless
+             * |p - b| > |p - c|.  Each absolute value is the larger of
+             * two differences taken from a at once (the chain through a
+             * is what each pixel waits for). */
+            __m128i bc = _mm_sub_epi16(b, c), k = _mm_sub_epi16(bc, c); /* b - 2c */
+            __m128i pa = abs16(bc);
+            __m128i pb = _mm_max_epi16(_mm_sub_epi16(a, c), _mm_sub_epi16(c, a));
+            __m128i pc = _mm_max_epi16(_mm_add_epi16(a, k),
+                                       _mm_sub_epi16(_mm_sub_epi16(_mm_setzero_si128(), k), a));
+            __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
+            p = pick(not_a, pick(_mm_cmpgt_epi16(pb, pc), c, b), a);
+        }
+        a = _mm_and_si128(_mm_add_epi16(x, p), low);
+        px_store(out + i, a, bpp);
+        c = b;
+    }
+}
+
+/* A Sub row of 3- or 4-byte pixels: four pixels a step, each the sum of
+ * the filtered ones up to it (two shifted adds) plus the last pixel of the
+ * step before.  Returns how many bytes it did (whole steps; the caller
+ * finishes the row).  Stores exactly the step's bytes: with the row
+ * unfiltered in place, a wider store would reach filtered bytes not yet
+ * read. */
+static size_t unfilter_sub(const unsigned char *f, unsigned char *out, size_t rowb, int bpp)
+{
+    __m128i carry = _mm_setzero_si128();
+    const __m128i px0 = _mm_cvtsi32_si128(0xffffff);
+    size_t i = 0;
+    if (bpp == 4) {
+        for (; i + 16 <= rowb; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(f + i));
+            v = _mm_add_epi8(v, _mm_slli_si128(v, 4));
+            v = _mm_add_epi8(v, _mm_slli_si128(v, 8));
+            v = _mm_add_epi8(v, carry);
+            _mm_storeu_si128((__m128i *)(out + i), v);
+            carry = _mm_shuffle_epi32(v, 0xff);
+        }
+        return i;
+    }
+    for (; i + 16 <= rowb; i += 12) { /* 16 read, 12 used */
+        __m128i v = _mm_loadu_si128((const __m128i *)(f + i)), t;
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 3));
+        v = _mm_add_epi8(v, _mm_slli_si128(v, 6));
+        v = _mm_add_epi8(v, carry);
+        _mm_storel_epi64((__m128i *)(out + i), v);
+        uint32_t w = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(v, 8));
+        memcpy(out + i + 8, &w, 4);
+        t = _mm_and_si128(_mm_srli_si128(v, 9), px0); /* the last pixel */
+        t = _mm_or_si128(t, _mm_slli_si128(t, 3));
+        carry = _mm_or_si128(t, _mm_slli_si128(t, 6));
+    }
+    return i;
+}
+#endif
+
 /* Row y of `rowb` bytes (bpp bytes a pixel) from its filter type and
  * filtered bytes f into out; prev is row y - 1's output (NULL for row 0).
  * out may overlap f from below (out <= f): each byte is read before any
@@ -96,12 +202,26 @@ static int unfilter(int type, const unsigned char *f, unsigned char *out,
                     const unsigned char *prev, size_t rowb, int bpp)
 {
     size_t i;
+#if defined(__SSE2__)
+    if ((type == 3 || type == 4) && prev && (bpp == 3 || bpp == 4)) {
+        if (bpp == 3) /* a constant size for px_load's copies */
+            unfilter_px(type, f, out, prev, rowb, 3);
+        else
+            unfilter_px(type, f, out, prev, rowb, 4);
+        return 0;
+    }
+#endif
     switch (type) {
     case 0:
         memmove(out, f, rowb);
         return 0;
     case 1:
-        for (i = 0; i < (size_t)bpp && i < rowb; i++)
+        i = 0;
+#if defined(__SSE2__)
+        if (bpp == 3 || bpp == 4)
+            i = unfilter_sub(f, out, rowb, bpp);
+#endif
+        for (; i < (size_t)bpp && i < rowb; i++)
             out[i] = f[i];
         for (; i < rowb; i++)
             out[i] = (unsigned char)(f[i] + out[i - bpp]);

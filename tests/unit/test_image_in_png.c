@@ -377,6 +377,12 @@ static void test_corpus(void)
         { "1x1-rgb16-trns",   1,   1, 2, 16, 0, 1, 0,   1, 0, 35 },
         { "1xN-grey4",        1,  57, 0, 4,  0, 0, 0,   1, 0, 36 },
         { "Nx1-rgba8",       91,   1, 6, 8,  0, 0, 0,   1, 0, 37 },
+        /* narrow 8-bit RGB/RGBA: the fast path's pixel-at-a-time rows
+         * (image_in_png.c unfilter_px) from one pixel wide */
+        { "1xN-rgb8",         1,  29, 2, 8,  0, 0, 0,   1, 0, 43 },
+        { "2xN-rgb8",         2,  31, 2, 8,  0, 0, 0,   1, 0, 44 },
+        { "3xN-rgba8",        3,  27, 6, 8,  0, 0, 0,   1, 0, 45 },
+        { "1xN-rgba8",        1,  33, 6, 8,  0, 0, 0,   1, 0, 46 },
         { "many-idats",      64,  48, 2, 8,  0, 0, 0,   7, 0, 38 },
         { "bad-crcs",        40,  30, 2, 8,  0, 1, 0,   2, 1, 39 },
         { "big-rgb8",       509, 307, 2, 8,  0, 0, 0,   3, 0, 40 },
