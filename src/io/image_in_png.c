@@ -127,6 +127,21 @@ static inline __m128i pick(__m128i mask, __m128i yes, __m128i no)
     return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
 }
 
+static inline __attribute__((always_inline)) __m128i paeth16(__m128i a, __m128i b, __m128i c)
+{
+    /* paeth(): a unless |p - a| is not the least, then b unless |p - b| >
+     * |p - c|.  Each absolute value is the larger of two differences
+     * taken from a at once (the chain through a is what each pixel waits
+     * for). */
+    __m128i bc = _mm_sub_epi16(b, c), k = _mm_sub_epi16(bc, c); /* b - 2c */
+    __m128i pa = abs16(bc);
+    __m128i pb = _mm_max_epi16(_mm_sub_epi16(a, c), _mm_sub_epi16(c, a));
+    __m128i pc = _mm_max_epi16(_mm_add_epi16(a, k),
+                               _mm_sub_epi16(_mm_sub_epi16(_mm_setzero_si128(), k), a));
+    __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
+    return pick(not_a, pick(_mm_cmpgt_epi16(pb, pc), c, b), a);
+}
+
 static inline __attribute__((always_inline)) void
 unfilter_px(int type, const unsigned char *f, unsigned char *out, const unsigned char *prev,
             size_t rowb, int bpp)
@@ -135,25 +150,53 @@ unfilter_px(int type, const unsigned char *f, unsigned char *out, const unsigned
     __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128();
     for (size_t i = 0; i < rowb; i += (size_t)bpp) {
         __m128i x = px_load(f + i, bpp), b = px_load(prev + i, bpp), p;
-        if (type == 3) {
+        if (type == 3)
             p = _mm_srli_epi16(_mm_add_epi16(a, b), 1);
-        } else {
-            /* paeth(): a unless |p - a| is not the least, then b unless
-             * |p - b| > |p - c|.  Each absolute value is the larger of
-             * two differences taken from a at once (the chain through a
-             * is what each pixel waits for). */
-            __m128i bc = _mm_sub_epi16(b, c), k = _mm_sub_epi16(bc, c); /* b - 2c */
-            __m128i pa = abs16(bc);
-            __m128i pb = _mm_max_epi16(_mm_sub_epi16(a, c), _mm_sub_epi16(c, a));
-            __m128i pc = _mm_max_epi16(_mm_add_epi16(a, k),
-                                       _mm_sub_epi16(_mm_sub_epi16(_mm_setzero_si128(), k), a));
-            __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
-            p = pick(not_a, pick(_mm_cmpgt_epi16(pb, pc), c, b), a);
-        }
+        else
+            p = paeth16(a, b, c);
         a = _mm_and_si128(_mm_add_epi16(x, p), low);
         px_store(out + i, a, bpp);
         c = b;
     }
+}
+
+/* Two Paeth rows at once: row y (f0, into out0, above it prev) and row
+ * y + 1 (f1, into tmp: its place still holds row y's unread bytes) a
+ * pixel behind, the pair in one register (row y's pixel in the low lanes,
+ * row y + 1's in the high ones).  Row y + 1's pixel above is the one row y
+ * has just made, so the two chains wait on each other only through that,
+ * and each step makes two pixels in about the time of one. */
+static inline __attribute__((always_inline)) void
+paeth_pair(const unsigned char *f0, const unsigned char *f1, unsigned char *out0,
+           unsigned char *tmp, const unsigned char *prev, size_t rowb, int bpp)
+{
+    const __m128i z = _mm_setzero_si128(), low = _mm_set1_epi16(0xff);
+    const size_t n = rowb / (size_t)bpp;
+    __m128i a = z, c = z;
+    for (size_t k = 0; k <= n; k++) {
+        __m128i x0 = k < n ? px_load(f0 + k * (size_t)bpp, bpp) : z;
+        __m128i b0 = k < n ? px_load(prev + k * (size_t)bpp, bpp) : z;
+        __m128i x1 = k ? px_load(f1 + (k - 1) * (size_t)bpp, bpp) : z;
+        __m128i b = _mm_unpacklo_epi64(b0, a); /* row y + 1's: row y's last */
+        __m128i r = _mm_and_si128(_mm_add_epi16(_mm_unpacklo_epi64(x0, x1), paeth16(a, b, c)),
+                                  low);
+        if (k < n)
+            px_store(out0 + k * (size_t)bpp, r, bpp);
+        if (k)
+            px_store(tmp + (k - 1) * (size_t)bpp, _mm_srli_si128(r, 8), bpp);
+        c = b;
+        a = r; /* (its high lanes 0 after k = 0: row y + 1 starts with a = c = 0) */
+    }
+}
+
+static void unfilter_paeth2(const unsigned char *f0, const unsigned char *f1,
+                            unsigned char *out0, unsigned char *tmp,
+                            const unsigned char *prev, size_t rowb, int bpp)
+{
+    if (bpp == 3) /* a constant size for px_load's copies */
+        paeth_pair(f0, f1, out0, tmp, prev, rowb, 3);
+    else
+        paeth_pair(f0, f1, out0, tmp, prev, rowb, 4);
 }
 
 /* A Sub row of 3- or 4-byte pixels: four pixels a step, each the sum of
@@ -258,7 +301,7 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     static const int chans[7] = {1, 0, 3, 0, 2, 0, 4};
     const unsigned char *z = NULL;
-    unsigned char *zcopy = NULL, *px = NULL;
+    unsigned char *zcopy = NULL, *px = NULL, *tmp = NULL;
     size_t zn = 0, pos, rowb, rawb, bytes, in_used = 0, out_used = 0;
     uint32_t w, h;
     int ch, idat_run = 0, ended = 0, nidat = 0, rc = IMGPNG_FALLBACK;
@@ -336,6 +379,15 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     for (uint32_t y = 0; y < h; y++) {
         const unsigned char *f = px + (size_t)y * (rowb + 1);
         unsigned char *out = px + (size_t)y * rowb;
+#if defined(__SSE2__)
+        if (y > 0 && y + 1 < h && f[0] == 4 && f[rowb + 1] == 4 && (ch == 3 || ch == 4) &&
+            (tmp || (tmp = malloc(rowb)))) {
+            unfilter_paeth2(f + 1, f + rowb + 2, out, tmp, out - rowb, rowb, ch);
+            memcpy(out + rowb, tmp, rowb); /* row y's bytes are all read now */
+            y++;
+            continue;
+        }
+#endif
         if (unfilter(f[0], f + 1, out, y ? out - rowb : NULL, rowb, ch))
             goto end;
     }
@@ -345,6 +397,7 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
 end:
     libdeflate_free_decompressor(dz);
     free(px);
+    free(tmp);
     free(zcopy);
     return rc;
 }

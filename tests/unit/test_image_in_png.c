@@ -168,6 +168,7 @@ typedef struct spec {
     int idats;      /* IDAT chunks the stream is cut into */
     int bad_crc;    /* corrupt every CRC: stb never checks them */
     unsigned seed;
+    int filter;     /* every row this filter + 1 (0: each row's at random) */
 } spec;
 
 static int nch(int ct)
@@ -307,7 +308,8 @@ static buf encode(const spec *sp)
             continue;
         for (y = y0; y < sp->h; y += dy) {
             pack_row(sp, smp, y, x0, dx, nx, row);
-            filter_row(&raw, (int)(lcg(&s) % 5), row, first ? NULL : prev, len, bpp);
+            filter_row(&raw, sp->filter ? sp->filter - 1 : (int)(lcg(&s) % 5), row,
+                       first ? NULL : prev, len, bpp);
             memcpy(prev, row, len);
             first = 0;
         }
@@ -339,54 +341,61 @@ static buf encode(const spec *sp)
 static void test_corpus(void)
 {
     static const spec specs[] = {
-        /* label              w    h  ct dep il trns plte idats crc seed */
-        { "grey8",           37,  23, 0, 8,  0, 0, 0,   1, 0, 1 },
-        { "grey1",           33,  17, 0, 1,  0, 0, 0,   1, 0, 2 },
-        { "grey2",           31,  19, 0, 2,  0, 0, 0,   1, 0, 3 },
-        { "grey4",           29,  21, 0, 4,  0, 0, 0,   1, 0, 4 },
-        { "grey16",          41,  27, 0, 16, 0, 0, 0,   1, 0, 5 },
-        { "grey8-trns",      37,  23, 0, 8,  0, 1, 0,   1, 0, 6 },
-        { "grey1-trns",      33,  17, 0, 1,  0, 1, 0,   1, 0, 7 },
-        { "grey4-trns",      29,  21, 0, 4,  0, 1, 0,   1, 0, 8 },
-        { "grey16-trns",     41,  27, 0, 16, 0, 1, 0,   1, 0, 9 },
-        { "rgb8",            45,  31, 2, 8,  0, 0, 0,   1, 0, 10 },
-        { "rgb16",           43,  29, 2, 16, 0, 0, 0,   1, 0, 11 },
-        { "rgb8-trns",       45,  31, 2, 8,  0, 1, 0,   1, 0, 12 },
-        { "rgb16-trns",      43,  29, 2, 16, 0, 1, 0,   1, 0, 13 },
-        { "palette8",        39,  25, 3, 8,  0, 0, 256, 1, 0, 14 },
-        { "palette8-trns",   39,  25, 3, 8,  0, 1, 200, 1, 0, 15 },
-        { "palette4",        35,  23, 3, 4,  0, 0, 16,  1, 0, 16 },
-        { "palette2-trns",   35,  23, 3, 2,  0, 1, 4,   1, 0, 17 },
-        { "palette1",        35,  23, 3, 1,  0, 0, 2,   1, 0, 18 },
-        { "greyalpha8",      37,  23, 4, 8,  0, 0, 0,   1, 0, 19 },
-        { "greyalpha16",     37,  23, 4, 16, 0, 0, 0,   1, 0, 20 },
-        { "rgba8",           47,  33, 6, 8,  0, 0, 0,   1, 0, 21 },
-        { "rgba16",          47,  33, 6, 16, 0, 0, 0,   1, 0, 22 },
-        { "adam7-grey8",     37,  23, 0, 8,  1, 0, 0,   1, 0, 23 },
-        { "adam7-grey1",     33,  17, 0, 1,  1, 0, 0,   1, 0, 24 },
-        { "adam7-grey2-trns",31,  19, 0, 2,  1, 1, 0,   1, 0, 25 },
-        { "adam7-rgb16",     43,  29, 2, 16, 1, 0, 0,   1, 0, 26 },
-        { "adam7-rgb8-trns", 45,  31, 2, 8,  1, 1, 0,   1, 0, 27 },
-        { "adam7-palette4",  35,  23, 3, 4,  1, 1, 16,  1, 0, 28 },
-        { "adam7-ga16",      37,  23, 4, 16, 1, 0, 0,   1, 0, 29 },
-        { "adam7-rgba8",     47,  33, 6, 8,  1, 0, 0,   1, 0, 30 },
-        { "adam7-3x3",        3,   3, 2, 8,  1, 0, 0,   1, 0, 31 },
-        { "adam7-1x1",        1,   1, 6, 16, 1, 0, 0,   1, 0, 32 },
-        { "1x1-grey1",        1,   1, 0, 1,  0, 0, 0,   1, 0, 33 },
-        { "1x1-palette",      1,   1, 3, 8,  0, 1, 1,   1, 0, 34 },
-        { "1x1-rgb16-trns",   1,   1, 2, 16, 0, 1, 0,   1, 0, 35 },
-        { "1xN-grey4",        1,  57, 0, 4,  0, 0, 0,   1, 0, 36 },
-        { "Nx1-rgba8",       91,   1, 6, 8,  0, 0, 0,   1, 0, 37 },
+        /* label              w    h  ct dep il trns plte idats crc seed filter */
+        { "grey8",           37,  23, 0, 8,  0, 0, 0,   1, 0, 1, 0 },
+        { "grey1",           33,  17, 0, 1,  0, 0, 0,   1, 0, 2, 0 },
+        { "grey2",           31,  19, 0, 2,  0, 0, 0,   1, 0, 3, 0 },
+        { "grey4",           29,  21, 0, 4,  0, 0, 0,   1, 0, 4, 0 },
+        { "grey16",          41,  27, 0, 16, 0, 0, 0,   1, 0, 5, 0 },
+        { "grey8-trns",      37,  23, 0, 8,  0, 1, 0,   1, 0, 6, 0 },
+        { "grey1-trns",      33,  17, 0, 1,  0, 1, 0,   1, 0, 7, 0 },
+        { "grey4-trns",      29,  21, 0, 4,  0, 1, 0,   1, 0, 8, 0 },
+        { "grey16-trns",     41,  27, 0, 16, 0, 1, 0,   1, 0, 9, 0 },
+        { "rgb8",            45,  31, 2, 8,  0, 0, 0,   1, 0, 10, 0 },
+        { "rgb16",           43,  29, 2, 16, 0, 0, 0,   1, 0, 11, 0 },
+        { "rgb8-trns",       45,  31, 2, 8,  0, 1, 0,   1, 0, 12, 0 },
+        { "rgb16-trns",      43,  29, 2, 16, 0, 1, 0,   1, 0, 13, 0 },
+        { "palette8",        39,  25, 3, 8,  0, 0, 256, 1, 0, 14, 0 },
+        { "palette8-trns",   39,  25, 3, 8,  0, 1, 200, 1, 0, 15, 0 },
+        { "palette4",        35,  23, 3, 4,  0, 0, 16,  1, 0, 16, 0 },
+        { "palette2-trns",   35,  23, 3, 2,  0, 1, 4,   1, 0, 17, 0 },
+        { "palette1",        35,  23, 3, 1,  0, 0, 2,   1, 0, 18, 0 },
+        { "greyalpha8",      37,  23, 4, 8,  0, 0, 0,   1, 0, 19, 0 },
+        { "greyalpha16",     37,  23, 4, 16, 0, 0, 0,   1, 0, 20, 0 },
+        { "rgba8",           47,  33, 6, 8,  0, 0, 0,   1, 0, 21, 0 },
+        { "rgba16",          47,  33, 6, 16, 0, 0, 0,   1, 0, 22, 0 },
+        { "adam7-grey8",     37,  23, 0, 8,  1, 0, 0,   1, 0, 23, 0 },
+        { "adam7-grey1",     33,  17, 0, 1,  1, 0, 0,   1, 0, 24, 0 },
+        { "adam7-grey2-trns",31,  19, 0, 2,  1, 1, 0,   1, 0, 25, 0 },
+        { "adam7-rgb16",     43,  29, 2, 16, 1, 0, 0,   1, 0, 26, 0 },
+        { "adam7-rgb8-trns", 45,  31, 2, 8,  1, 1, 0,   1, 0, 27, 0 },
+        { "adam7-palette4",  35,  23, 3, 4,  1, 1, 16,  1, 0, 28, 0 },
+        { "adam7-ga16",      37,  23, 4, 16, 1, 0, 0,   1, 0, 29, 0 },
+        { "adam7-rgba8",     47,  33, 6, 8,  1, 0, 0,   1, 0, 30, 0 },
+        { "adam7-3x3",        3,   3, 2, 8,  1, 0, 0,   1, 0, 31, 0 },
+        { "adam7-1x1",        1,   1, 6, 16, 1, 0, 0,   1, 0, 32, 0 },
+        { "1x1-grey1",        1,   1, 0, 1,  0, 0, 0,   1, 0, 33, 0 },
+        { "1x1-palette",      1,   1, 3, 8,  0, 1, 1,   1, 0, 34, 0 },
+        { "1x1-rgb16-trns",   1,   1, 2, 16, 0, 1, 0,   1, 0, 35, 0 },
+        { "1xN-grey4",        1,  57, 0, 4,  0, 0, 0,   1, 0, 36, 0 },
+        { "Nx1-rgba8",       91,   1, 6, 8,  0, 0, 0,   1, 0, 37, 0 },
         /* narrow 8-bit RGB/RGBA: the fast path's pixel-at-a-time rows
          * (image_in_png.c unfilter_px) from one pixel wide */
-        { "1xN-rgb8",         1,  29, 2, 8,  0, 0, 0,   1, 0, 43 },
-        { "2xN-rgb8",         2,  31, 2, 8,  0, 0, 0,   1, 0, 44 },
-        { "3xN-rgba8",        3,  27, 6, 8,  0, 0, 0,   1, 0, 45 },
-        { "1xN-rgba8",        1,  33, 6, 8,  0, 0, 0,   1, 0, 46 },
-        { "many-idats",      64,  48, 2, 8,  0, 0, 0,   7, 0, 38 },
-        { "bad-crcs",        40,  30, 2, 8,  0, 1, 0,   2, 1, 39 },
-        { "big-rgb8",       509, 307, 2, 8,  0, 0, 0,   3, 0, 40 },
-        { "big-adam7-rgba16",257,131, 6, 16, 1, 0, 0,   2, 0, 41 },
+        { "1xN-rgb8",         1,  29, 2, 8,  0, 0, 0,   1, 0, 43, 0 },
+        { "2xN-rgb8",         2,  31, 2, 8,  0, 0, 0,   1, 0, 44, 0 },
+        { "3xN-rgba8",        3,  27, 6, 8,  0, 0, 0,   1, 0, 45, 0 },
+        { "1xN-rgba8",        1,  33, 6, 8,  0, 0, 0,   1, 0, 46, 0 },
+        /* every row Paeth: the fast path's rows two at a time, an even and
+         * an odd number of them */
+        { "paeth-rgb8",      45,  31, 2, 8,  0, 0, 0,   1, 0, 47, 5 },
+        { "paeth-rgba8",     47,  32, 6, 8,  0, 0, 0,   1, 0, 48, 5 },
+        { "paeth-1xN-rgb8",   1,  30, 2, 8,  0, 0, 0,   1, 0, 49, 5 },
+        { "paeth-2xN-rgba8",  2,  29, 6, 8,  0, 0, 0,   1, 0, 50, 5 },
+        { "paeth-big-rgb8", 509, 307, 2, 8,  0, 0, 0,   2, 0, 51, 5 },
+        { "many-idats",      64,  48, 2, 8,  0, 0, 0,   7, 0, 38, 0 },
+        { "bad-crcs",        40,  30, 2, 8,  0, 1, 0,   2, 1, 39, 0 },
+        { "big-rgb8",       509, 307, 2, 8,  0, 0, 0,   3, 0, 40, 0 },
+        { "big-adam7-rgba16",257,131, 6, 16, 1, 0, 0,   2, 0, 41, 0 },
     };
     size_t i;
     for (i = 0; i < sizeof specs / sizeof specs[0]; i++) {
@@ -397,7 +406,7 @@ static void test_corpus(void)
     /* a tRNS key beyond the bit depth: stb compares its low byte only, so
      * libspng must hand it back (and img_load_mem still gives stb's) */
     {
-        spec sp = { "grey8-trns-key-0x1ff", 20, 10, 0, 8, 0, 1, 0, 1, 0, 42 };
+        spec sp = { "grey8-trns-key-0x1ff", 20, 10, 0, 8, 0, 1, 0, 1, 0, 42, 0 };
         buf b = encode(&sp);
         /* the tRNS payload follows IHDR: sig 8 + IHDR 25 + len/type 8 */
         b.p[8 + 25 + 8] = 0x01;
@@ -478,7 +487,7 @@ static void test_regressions(void)
 
 static void test_load_path(void)
 {
-    spec sp = { "limit", 100, 80, 2, 16, 0, 0, 0, 1, 0, 50 };
+    spec sp = { "limit", 100, 80, 2, 16, 0, 0, 0, 1, 0, 50, 0 };
     buf b = encode(&sp);
     img_image m;
     const char *msg;
@@ -496,7 +505,7 @@ static void test_load_path(void)
      * Adler-32 wrong: libspng's (which ignores it, as stb does), the same
      * pixels */
     {
-        spec s8 = { "rgb8-fast", 61, 37, 2, 8, 0, 0, 0, 1, 0, 43 };
+        spec s8 = { "rgb8-fast", 61, 37, 2, 8, 0, 0, 0, 1, 0, 43, 0 };
         buf f = encode(&s8);
         img_image st, m2;
         char why[200] = "";
