@@ -1,9 +1,9 @@
 /*
  * deflate_rle.c — see deflate_rle.h.  Two passes over the input: the runs
- * (3..258 copies of the byte before: a match at distance 1), kept as a
- * sparse list, and every symbol's count, eight bytes at a time where no
- * byte repeats its neighbour; then one dynamic block, the literals
- * between runs read from the input again and sent two a word.  The
+ * (3..258 copies of the byte before: a match at distance 1), found
+ * sixteen bytes at a time and kept as a sparse list, and the counts of the
+ * literals between them; then one dynamic block, the literals read from
+ * the input again and stored three at a time.  The
  * Huffman code lengths come from the counts by Moffat and Katajainen's
  * in-place method, limited to deflate's 15 bits (7 for the code-length
  * code) by moving the overflow down as miniz does, and every code gets
@@ -14,6 +14,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define NLITLEN 286 /* 0..255 literals, 256 end of block, 257..285 lengths */
 #define NDIST 2     /* distance codes written: 0 (distance 1) and 1, unused */
@@ -34,18 +37,17 @@ typedef struct bits {
     int n;
 } bits;
 
-/* (little-endian: the low bytes of buf go first; drle_bound leaves the
- * 8 bytes of slack the whole-word store needs) */
-static inline void put(bits *b, uint32_t v, int n)
+/* n <= 56 bits of v: the whole bytes go out at once, fewer than 8 bits
+ * stay in buf (little-endian: its low bytes go first; drle_bound leaves
+ * the 8 bytes of slack the whole-word store needs) */
+static inline void put(bits *b, uint64_t v, int n)
 {
-    b->buf |= (uint64_t)v << b->n;
+    b->buf |= v << b->n;
     b->n += n;
-    if (b->n >= 32) {
-        memcpy(b->p, &b->buf, 8);
-        b->p += 4;
-        b->buf >>= 32;
-        b->n -= 32;
-    }
+    memcpy(b->p, &b->buf, 8);
+    b->p += b->n >> 3;
+    b->buf >>= b->n & ~7;
+    b->n &= 7;
 }
 
 static void flush_byte(bits *b)
@@ -235,12 +237,66 @@ typedef struct run {
     uint16_t len;
 } run;
 
-/* 0x80 in each byte of x that is zero, 0 in the others (exact: no
- * borrow runs from byte to byte) */
-static inline uint64_t zero_bytes(uint64_t x)
+/* The first p in [i, n) where a run starts: in[p] repeats in[p - 1], and
+ * in[p + 1] and in[p + 2] repeat it; n when none does (i >= 1). */
+static size_t next_run(const uint8_t *in, size_t i, size_t n)
 {
-    const uint64_t m = 0x7f7f7f7f7f7f7f7full;
-    return ~(((x & m) + m) | x | m);
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 14) {
+        /* bit k: in[i + k] == in[i + k - 1]; a run at k needs k, k + 1
+         * and k + 2 (so k <= 13 here) */
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(in + i)),
+                           _mm_loadu_si128((const __m128i *)(in + i - 1))));
+        unsigned r3 = m & m >> 1 & m >> 2 & 0x3fffu;
+        if (r3)
+            return i + (size_t)__builtin_ctz(r3);
+    }
+#endif
+    for (; i + 2 < n; i++)
+        if (in[i] == in[i - 1] && in[i + 1] == in[i] && in[i + 2] == in[i])
+            return i;
+    return n;
+}
+
+/* Where the run of in[p] from p ends (the first other byte), lim at most. */
+static size_t run_end(const uint8_t *in, size_t p, size_t lim)
+{
+    const uint8_t v = in[p];
+    size_t j = p + 3;
+#if defined(__SSE2__)
+    const __m128i vv = _mm_set1_epi8((char)v);
+    for (; j + 16 <= lim; j += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(in + j)), vv));
+        if (m != 0xffffu)
+            return j + (size_t)__builtin_ctz(~m);
+    }
+#endif
+    while (j < lim && in[j] == v)
+        j++;
+    return j;
+}
+
+/* Counts in[0..n) into four tables (repeated bytes do not wait on one
+ * counter). */
+static void count_bytes(uint32_t h4[4][256], const uint8_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, in + i, 8);
+        h4[0][x & 0xff]++;
+        h4[1][x >> 8 & 0xff]++;
+        h4[2][x >> 16 & 0xff]++;
+        h4[3][x >> 24 & 0xff]++;
+        h4[0][x >> 32 & 0xff]++;
+        h4[1][x >> 40 & 0xff]++;
+        h4[2][x >> 48 & 0xff]++;
+        h4[3][x >> 56]++;
+    }
+    for (; i < n; i++)
+        h4[i & 3][in[i]]++;
 }
 
 size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
@@ -266,43 +322,23 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
             c++;
         lcode[l] = (uint8_t)(l == 258 ? 28 : c);
     }
-    /* pass 1: the runs and the counts (four tables, so that repeated
-     * bytes do not wait on one counter) */
+    /* pass 1: the runs, and the counts of the literals between them */
     if (n) {
         h4[0][in[0]]++;
         i = 1;
     }
     while (i < n) {
-        if (i + 8 <= n) {
-            /* where, in the next six bytes, do three in a row repeat the
-             * byte before them (a run starts)?  The literals before it
-             * are counted at once */
-            uint64_t cur, prev, eq, r3;
-            int k;
-            memcpy(&cur, in + i, 8);
-            memcpy(&prev, in + i - 1, 8);
-            eq = zero_bytes(cur ^ prev);
-            r3 = eq & (eq >> 8) & (eq >> 16) & 0x0000808080808080ull;
-            k = r3 ? __builtin_ctzll(r3) >> 3 : 6;
-            for (int q = 0; q < k; q++)
-                h4[q & 3][(uint8_t)(cur >> (8 * q))]++;
-            i += (size_t)k;
-            if (k == 6)
-                continue;
-        }
-        if (in[i] == in[i - 1] && i + 2 < n && in[i + 1] == in[i] && in[i + 2] == in[i]) {
-            const uint8_t v = in[i];
-            size_t j = i + 3, lim = n - i > 258 ? i + 258 : n;
-            while (j < lim && in[j] == v)
-                j++;
-            runs[nr].pos = (uint32_t)i;
-            runs[nr++].len = (uint16_t)(j - i);
-            freq[257 + lcode[j - i]]++;
+        const size_t p = next_run(in, i, n);
+        count_bytes(h4, in + i, p - i);
+        if (p == n)
+            break;
+        {
+            const size_t j = run_end(in, p, n - p > 258 ? p + 258 : n);
+            runs[nr].pos = (uint32_t)p;
+            runs[nr++].len = (uint16_t)(j - p);
+            freq[257 + lcode[j - p]]++;
             dfreq[0]++;
             i = j;
-        } else {
-            h4[0][in[i]]++;
-            i++;
         }
     }
     for (int v = 0; v < 256; v++)
@@ -342,21 +378,20 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
     i = 0;
     for (size_t r = 0; r <= nr; r++) {
         const size_t end = r < nr ? runs[r].pos : n;
-        /* the literals before run r (or the end): two a put (15 + 15 bits) */
-        for (; i + 2 <= end; i += 2) {
-            const uint32_t a = lit[in[i]], c = lit[in[i + 1]];
-            put(&b, (a & 0xffff) | (c & 0xffff) << (a >> 16), (int)((a >> 16) + (c >> 16)));
+        /* the literals before run r (or the end): three a put (3 x 15 bits) */
+        for (; i + 3 <= end; i += 3) {
+            const uint32_t a = lit[in[i]], c = lit[in[i + 1]], d = lit[in[i + 2]];
+            const int la = (int)(a >> 16), lc = (int)(c >> 16);
+            put(&b, (uint64_t)(a & 0xffff) | (uint64_t)(c & 0xffff) << la |
+                        (uint64_t)(d & 0xffff) << (la + lc),
+                la + lc + (int)(d >> 16));
         }
-        if (i < end) {
+        for (; i < end; i++)
             put(&b, lit[in[i]] & 0xffff, (int)(lit[in[i]] >> 16));
-            i++;
-        }
-        if (r < nr) {
-            const int l = runs[r].len, c = lcode[l];
-            put(&b, lc[257 + c], llen[257 + c]);
-            if (len_extra[c])
-                put(&b, (uint32_t)(l - len_base[c]), len_extra[c]);
-            put(&b, dc[0], dlen[0]);
+        if (r < nr) { /* its length's code and extra bits, distance 1 */
+            const int l = runs[r].len, c = lcode[l], ll = llen[257 + c], le = len_extra[c];
+            put(&b, lc[257 + c] | (uint64_t)(l - len_base[c]) << ll | (uint64_t)dc[0] << (ll + le),
+                ll + le + dlen[0]);
             i += (size_t)l;
         }
     }
