@@ -9,12 +9,19 @@
  *                             (1st by default) as a lost device would: an
  *                             image before it is computed, a video at its
  *                             second frame (its output open)
+ *   GPUEDGE_HOLD_WRITE_MS=N   an image output, written into its temp file,
+ *                             waits up to N ms (until a signal stops the
+ *                             run) before its commit: a signal "while
+ *                             writing" tested however fast the writer is
  */
 #include "run_int.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "signals.h"
 
 int hook_cpu_engines(void)
 {
@@ -48,5 +55,16 @@ void hook_fail_engine(run_shared *sh)
     sh->fail_lane = (int)k;
     if (*end == ':' && atoi(end + 1) > 0)
         sh->fail_nth = atoi(end + 1);
+#endif
+}
+
+void hook_hold_write(void)
+{
+#ifdef GE_TEST_HOOKS
+    const char *e = getenv("GPUEDGE_HOLD_WRITE_MS");
+    long ms = e && *e ? strtol(e, NULL, 10) : 0;
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (; ms > 0 && !sig_stopped(); ms -= 10)
+        nanosleep(&tick, NULL);
 #endif
 }

@@ -219,5 +219,6 @@ int run_engines(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk, doubl
 /* hooks.c: test hooks, read only in test builds (GE_TEST_HOOKS). */
 int hook_cpu_engines(void);
 void hook_fail_engine(run_shared *sh);
+void hook_hold_write(void);
 
 #endif

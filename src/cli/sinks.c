@@ -100,9 +100,11 @@ static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *
     so_file *f = NULL;
     ge_why_clear();
     if (!sig_stopped() && so_open(&f, path, &c->so, c->inputs, c->njobs) == 0 &&
-        img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width) == 0 &&
-        !sig_stopped() && so_commit(&f) == 0)
-        return 0;
+        img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width) == 0) {
+        hook_hold_write(); /* (test build: a signal before the commit) */
+        if (!sig_stopped() && so_commit(&f) == 0)
+            return 0;
+    }
     ge_err_pending(path); /* the open's, the encoder's or the commit's (DESIGN.md §9) */
     so_abort(&f);
     ge_err_pending(path); /* a write error that only the abort reports */

@@ -148,12 +148,16 @@ ger $G -o vout1 --video-engines 1 --report=json --report-file v1.json vin
     ok "--video-engines 1: one engine, the same .mkv bytes" ||
     { not_ok "--video-engines 1: exit $RC"; show_err; }
 
-# the release binary reads no test hook: one engine, no failure
+# the release binary reads no test hook: one engine, no failure, no
+# image held before its commit (30 s an image if it were)
 rm -rf rel
-GPUEDGE_CPU_ENGINES=3 GPUEDGE_FAIL_ENGINE=0 ger --backend=cpu -v -o rel in
+t0=$(date +%s)
+GPUEDGE_CPU_ENGINES=3 GPUEDGE_FAIL_ENGINE=0 GPUEDGE_HOLD_WRITE_MS=30000 ger --backend=cpu -v -o rel in
+t1=$(date +%s)
 [ "$RC" -eq 0 ] && same_as_ref rel && ! grep -q 'engines (.*), one queue\|failing on purpose' "$ERR" &&
-    ok "release binary: GPUEDGE_CPU_ENGINES and GPUEDGE_FAIL_ENGINE ignored" ||
-    { not_ok "release binary reads a test hook: exit $RC"; show_err; }
+    [ $((t1 - t0)) -lt 25 ] &&
+    ok "release binary: GPUEDGE_CPU_ENGINES, GPUEDGE_FAIL_ENGINE and GPUEDGE_HOLD_WRITE_MS ignored" ||
+    { not_ok "release binary reads a test hook: exit $RC, $((t1 - t0)) s"; show_err; }
 
 # largest first: the queue positions -v names follow the file sizes
 GPUEDGE_CPU_ENGINES=2 ge --backend=cpu -v -o vq in

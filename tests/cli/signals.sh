@@ -27,9 +27,22 @@ fi
 # An 8000x8000 grey PGM (64 MB of noise; read by stb): with --sigma 16 and
 # one thread it takes seconds, so a signal always lands mid-work.
 { printf 'P5\n8000 8000\n255\n' && head -c 64000000 /dev/urandom; } >big.pgm
-# 4000x4000: encoding its noisy edge map as PNG takes ~1 s (the temp file
-# exists all that time).
+# 4000x4000, for the runs caught while writing.  The writer is quicker
+# than a poll of the temp file can catch reliably, so those runs use the
+# test build, whose finished image waits in its temp file before the
+# commit until the signal comes (GPUEDGE_HOLD_WRITE_MS, src/cli/hooks.c).
 { printf 'P5\n4000 4000\n255\n' && head -c 16000000 /dev/urandom; } >mid.pgm
+HOOKS=${TESTBIN:-tests/bin}/gpuedge_hooks
+case $HOOKS in /*) ;; *) HOOKS=$ROOT/$HOOKS ;; esac
+if [ ! -x "$HOOKS" ]; then
+    not_ok "signals: no test build at $HOOKS (make builds it with the unit tests)"
+    finish
+fi
+# hold / nohold: the next start()s run the test build holding its write
+# (at most a minute), or the release binary
+hold() { BIN=$HOOKS HOLD=GPUEDGE_HOLD_WRITE_MS=60000; }
+nohold() { BIN=$GPUEDGE HOLD=GPUEDGE_HOLD_WRITE_MS=0; }
+nohold
 
 if ! env --default-signal=INT true 2>/dev/null; then
     skip "signals: env has no --default-signal (coreutils 8.31) to undo the shell's SIG_IGN"
@@ -93,7 +106,7 @@ stop() {
 }
 
 start() {
-    env --default-signal=INT,QUIT "$GPUEDGE" "$@" >"$OUT" 2>"$ERR" &
+    env --default-signal=INT,QUIT "$HOLD" "$BIN" "$@" >"$OUT" 2>"$ERR" &
     BGPID=$!
 }
 
@@ -152,10 +165,12 @@ run_case "SIGINT while computing" INT 130 'interrupted by SIGINT' ready - \
     -- $CPU --sigma 16 big.pgm out.png
 run_case "SIGTERM while computing" TERM 143 'interrupted by SIGTERM' ready - \
     -- $CPU --sigma 16 big.pgm out.png
+hold
 run_case "SIGTERM while writing" TERM 143 'interrupted by SIGTERM' temp - \
     -- $CPU mid.pgm out.png
 run_case "SIGINT while writing, --keep-partial" INT 130 '^gpuedge: interrupted by SIGINT' temp partial \
     -- $CPU --keep-partial mid.pgm out.png
+nohold
 # 35: SIGRTMIN+1 under glibc (which keeps 32 and 33 for itself)
 for s in HUP:129:HUP QUIT:131:QUIT USR1:138:USR1 USR2:140:USR2 ALRM:142:ALRM 35:163:RTMIN+1; do
     sig=${s%%:*} rc=${s#*:} name=${s##*:}
@@ -163,10 +178,12 @@ for s in HUP:129:HUP QUIT:131:QUIT USR1:138:USR1 USR2:140:USR2 ALRM:142:ALRM 35:
     run_case "SIG$name while computing" "$sig" "$rc" "interrupted by SIG${name%+1}" ready - \
         -- $CPU --sigma 16 big.pgm out.png
 done
+hold
 run_case "SIGHUP while writing" HUP 129 'interrupted by SIGHUP' temp - \
     -- $CPU mid.pgm out.png
 run_case "SIGUSR1 while writing, --keep-partial" USR1 138 '^gpuedge: interrupted by SIGUSR1' temp partial \
     -- $CPU --keep-partial mid.pgm out.png
+nohold
 
 # --hist's file is an output like the others
 start $CPU --sigma 16 --hist h.csv big.pgm out.png
@@ -205,7 +222,9 @@ fi
 rm -f out.png
 
 # SIGKILL: nothing to clean up where the temp file has no name (O_TMPFILE)
+hold
 start $CPU mid.pgm out.png
+nohold
 if wait_for 600 temp_exists; then
     if anon_open; then
         stop KILL
@@ -235,7 +254,9 @@ rm -f out.png .out.png.Zq3xW9.tmp
 
 # A second signal means "now": the signal thread removes the temp files and
 # exits at once with 128 + signal.
+hold
 start $CPU mid.pgm out.png
+nohold
 if wait_for 600 temp_exists; then
     kill -INT "$BGPID"
     sleep 0.05
