@@ -43,10 +43,13 @@ static int io_write(void *opaque, uint8_t *buf, int size)
 }
 
 /* After the header, which libavformat wrote into memory (a dynamic
- * buffer it may seek in, as in a file): mkvw takes the file over.  0, -1
- * (why recorded) or AVERROR(ENOMEM). */
-static int mkv_take_over(venc_writer *w)
+ * buffer it may seek in, as in a file): mkvw takes the file over, writing
+ * as o->mkv_via says.  0, -1 (why recorded) or AVERROR(ENOMEM). */
+static int mkv_take_over(venc_writer *w, const venc_opts *o)
 {
+    const int how = !o || o->mkv_via == VENC_MKV_AUTO ? MKVW_MAP_IN_RAM
+                    : o->mkv_via == VENC_MKV_MAP      ? MKVW_MAP
+                                                      : MKVW_PWRITE;
     AVStream *st = w->st;
     uint8_t *hdr;
     int64_t def_dur = 0;
@@ -61,7 +64,7 @@ static int mkv_take_over(venc_writer *w)
     else if (st->time_base.num * 1000LL > st->time_base.den)
         def_dur = 1;
     ret = mkvw_open(&w->mkv, w->out, hdr, (size_t)n, st->time_base.num, st->time_base.den,
-                    def_dur, w->mkv_map);
+                    def_dur, how);
     if (ret == -ENOMEM)
         return AVERROR(ENOMEM);
     if (ret == -EINVAL) { /* with libavformat 5.1 itself: a bug of mkvw's */
@@ -206,8 +209,6 @@ static int open_output(venc_writer *wr, const venc_opts *o, AVDictionary **mopts
         wr->oc->pb->seekable = AVIO_SEEKABLE_NORMAL;
         wr->hdr_mem = 1;
         wr->oc->flags |= AVFMT_FLAG_CUSTOM_IO;
-        wr->mkv_map = !o || o->mkv_via == VENC_MKV_AUTO ? MKVW_MAP_IN_RAM
-                      : o->mkv_via == VENC_MKV_MAP ? MKVW_MAP : MKVW_PWRITE;
     } else if (direct || wr->kind == VENC_Y4M) { /* Y4M never seeks: always so_write (put_y4m) */
         uint8_t *iob = av_malloc(VENC_IO_BUF);
         if (!iob)
@@ -356,7 +357,7 @@ int venc_open(so_file *out, const char *format_ext, int w, int h,
         goto fail;
     }
     av_dict_free(&mopts);
-    if (wr->hdr_mem && (ret = mkv_take_over(wr)) < 0) {
+    if (wr->hdr_mem && (ret = mkv_take_over(wr, o)) < 0) {
         if (ret == AVERROR(ENOMEM))
             goto oom;
         goto fail;

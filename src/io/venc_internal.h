@@ -123,7 +123,6 @@ struct venc_writer {
                           header in memory for mkvw */
     mkvw *mkv;         /* the .mkv written by mkvw (mkvw.h); NULL: by
                           libavformat's muxer */
-    int mkv_map;       /* ... how (MKVW_*, from venc_opts.mkv_via) */
     int w, h;          /* the edge maps' size */
     int cw, ch;        /* the coded size (padded for 4:2:0) */
     AVRational tb;     /* the caller's pts unit == encoder time base */
