@@ -28,8 +28,8 @@ int cpu_hook_no_simd;
 
 #define CB_INLINE static inline __attribute__((always_inline))
 
-/* DESIGN.md §1.1-1.2 for row y of f into g[0..w-1] */
-CB_INLINE void grey_row_body(const ge_frame *f, int y, float *g)
+/* DESIGN.md §1.1-1.2 for row y of f into g[x0..w-1] */
+CB_INLINE void grey_row_body(const ge_frame *f, int y, int x0, float *g)
 {
     const unsigned char *row = (const unsigned char *)f->data +
                                (size_t)y * f->stride;
@@ -43,17 +43,17 @@ CB_INLINE void grey_row_body(const ge_frame *f, int y, float *g)
         for (x = 0; x < 256; x++)
             lut[x] = (float)((int)((unsigned)x >> sh) - off) * gain;
         if (nc >= 3) {
-            for (x = 0; x < w; x++) {
+            for (x = x0; x < w; x++) {
                 const unsigned char *s = row + (size_t)x * nc;
                 g[x] = fmaf(0.114f, lut[s[2]],
                             fmaf(0.587f, lut[s[1]], 0.299f * lut[s[0]]));
             }
         } else {
-            for (x = 0; x < w; x++)
+            for (x = x0; x < w; x++)
                 g[x] = lut[row[(size_t)x * nc]];
         }
     } else {
-        for (x = 0; x < w; x++) {
+        for (x = x0; x < w; x++) {
             uint16_t s[4];
             memcpy(s, row + (size_t)x * nc * 2, (size_t)nc * 2);
             if (nc >= 3) {
@@ -202,7 +202,7 @@ CB_INLINE size_t final_body(uint8_t *e, size_t i0, size_t n, uint8_t inv)
 
 static void grey_row_c(const ge_frame *f, int y, float *g)
 {
-    grey_row_body(f, y, g);
+    grey_row_body(f, y, 0, g);
 }
 
 static void hblur_c(const float *pad, int w, const float *wt, int ntaps,
@@ -249,9 +249,80 @@ static const cb_kernels cb_kernels_c = { grey_row_c, hblur_c, vblur_c,
 
 #define CB_AVX2 __attribute__((target("avx2,fma")))
 
+/* Eight samples (int32 lanes) as grey_row_body's lut makes them:
+ * ((v >> shift) - offset) * gain, exact to the int, one rounding. */
+CB_AVX2 static inline __m256 grey_in8(__m256i v, __m128i sh, __m256i off,
+                                      __m256 gain)
+{
+    v = _mm256_sub_epi32(_mm256_srl_epi32(v, sh), off);
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(v), gain);
+}
+
+/* 0.299 R, then + 0.587 G, then + 0.114 B: grey_row_body's two fmaf */
+CB_AVX2 static inline __m256 luma8(__m256 r, __m256 gr, __m256 b)
+{
+    __m256 t = _mm256_mul_ps(_mm256_set1_ps(0.299f), r);
+    t = _mm256_fmadd_ps(_mm256_set1_ps(0.587f), gr, t);
+    return _mm256_fmadd_ps(_mm256_set1_ps(0.114f), b, t);
+}
+
+/* 8-bit rows eight pixels a step; 16-bit samples and the last few columns
+ * through the scalar body.  Loads stay inside the row's w * nc bytes. */
 CB_AVX2 static void grey_row_avx2(const ge_frame *f, int y, float *g)
 {
-    grey_row_body(f, y, g); /* scalar, but fmaf becomes one instruction */
+    const unsigned char *row = (const unsigned char *)f->data +
+                               (size_t)y * f->stride;
+    const int w = f->width, nc = f->channels;
+    const __m128i sh = _mm_cvtsi32_si128(f->shift);
+    const __m256i off = _mm256_set1_epi32(f->offset);
+    const __m256 gain = _mm256_set1_ps(f->gain);
+    const __m256i byte = _mm256_set1_epi32(0xff);
+    int x = 0;
+
+    if (f->bytes_per_sample != 1) {
+        /* (16-bit photos are rare: the scalar body) */
+    } else if (nc == 3) {
+        /* pixels 0-3 from bytes 0-11 of the low lane, 4-7 from bytes 12-23
+         * loaded into the high lane; 28 bytes read, so 10 pixels left */
+#define GE_RGB_PICK(c)                                                        \
+    _mm256_setr_epi8(c, -1, -1, -1, c + 3, -1, -1, -1, c + 6, -1, -1, -1,     \
+                     c + 9, -1, -1, -1, c, -1, -1, -1, c + 3, -1, -1, -1,     \
+                     c + 6, -1, -1, -1, c + 9, -1, -1, -1)
+        const __m256i pr = GE_RGB_PICK(0), pg = GE_RGB_PICK(1), pb = GE_RGB_PICK(2);
+#undef GE_RGB_PICK
+        for (; x + 10 <= w; x += 8) {
+            const unsigned char *s = row + (size_t)x * 3;
+            __m256i v = _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)s)),
+                _mm_loadu_si128((const __m128i *)(const void *)(s + 12)), 1);
+            _mm256_storeu_ps(g + x, luma8(grey_in8(_mm256_shuffle_epi8(v, pr), sh, off, gain),
+                                          grey_in8(_mm256_shuffle_epi8(v, pg), sh, off, gain),
+                                          grey_in8(_mm256_shuffle_epi8(v, pb), sh, off, gain)));
+        }
+    } else if (nc == 4) {
+        for (; x + 8 <= w; x += 8) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(row + (size_t)x * 4));
+            _mm256_storeu_ps(
+                g + x,
+                luma8(grey_in8(_mm256_and_si256(v, byte), sh, off, gain),
+                      grey_in8(_mm256_and_si256(_mm256_srli_epi32(v, 8), byte), sh, off, gain),
+                      grey_in8(_mm256_and_si256(_mm256_srli_epi32(v, 16), byte), sh, off, gain)));
+        }
+    } else {
+        for (; x + 8 <= w; x += 8) {
+            __m256i v;
+            if (nc == 1)
+                v = _mm256_cvtepu8_epi32(
+                    _mm_loadl_epi64((const __m128i *)(const void *)(row + x)));
+            else /* grey and alpha: the grey bytes */
+                v = _mm256_cvtepu16_epi32(_mm_and_si128(
+                    _mm_loadu_si128((const __m128i *)(const void *)(row + (size_t)x * 2)),
+                    _mm_set1_epi16(0xff)));
+            _mm256_storeu_ps(g + x, grey_in8(v, sh, off, gain));
+        }
+    }
+    if (x < w)
+        grey_row_body(f, y, x, g);
 }
 
 CB_AVX2 static void hblur_avx2(const float *pad, int w, const float *wt,
