@@ -441,8 +441,8 @@ FUZZ_MAXLEN_cli   = 1024
 FUZZ_MAXLEN_video = 262144
 FUZZ_OBJS_image = src/io/image_io src/io/image_av src/io/imgav_probe src/io/imgav_pixels \
                   src/io/image_in_png src/io/image_in_jpeg src/io/image_in_stb src/io/png_out src/io/deflate_rle \
-                  src/io/safeout src/base/signals src/base/util src/lib/reference src/lib/taps \
-                  third_party/stb_impl
+                  src/io/safeout src/base/bigbuf src/base/signals src/base/util src/lib/reference \
+                  src/lib/taps third_party/stb_impl
 FUZZ_LIBS_image = $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs spng libjpeg libdeflate 2>/dev/null)
 # the parser checks --codec and sequence names (venc_codecs, vid_seq)
 FUZZ_OBJS_cli   = src/cli/cli src/cli/options src/base/util src/io/venc_codecs src/io/vid_seq

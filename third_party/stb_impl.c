@@ -29,6 +29,9 @@
  *  - stb_image keeps stdio: img_probe uses stbi_info(path), which reads
  *    only the header.  img_load reads the file itself (precise errno) and
  *    decodes from memory.
+ *  - STBI_MALLOC/REALLOC/FREE are src/base/bigbuf's, as every decoder's
+ *    pixels are: img_free frees them all one way, and a batch's buffers
+ *    are reused (DESIGN.md §4).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("wrapv")
@@ -36,7 +39,12 @@
 
 #include <stdlib.h>
 
+#include "bigbuf.h"
+
 #define STBI_MAX_DIMENSIONS (1 << 20)
+#define STBI_MALLOC(n) bb_alloc(n)
+#define STBI_REALLOC(p, n) bb_realloc(p, n)
+#define STBI_FREE(p) bb_free(p)
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb_image.h>
 

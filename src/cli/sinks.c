@@ -6,6 +6,8 @@
  */
 #include "run_int.h"
 
+#include "bigbuf.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -214,7 +216,7 @@ static void encode_task(void *arg)
     if (c->rep)
         rep_add(c->rep, REP_WRITE, (ge_now() - t0) * 1e3);
     first_written(c);
-    free(t);
+    bb_free(t);
 }
 
 /* Hands an image job's edge map to the encode pool (a copy: the engine's
@@ -223,7 +225,7 @@ static int encode_behind(run_ctx *c, const sink_frame *fr)
 {
     size_t n = (size_t)fr->width * fr->height;
     enc_task *t;
-    if (!c->enc_pool || !(t = malloc(sizeof *t + n)))
+    if (!c->enc_pool || !(t = bb_alloc(sizeof *t + n)))
         return -1;
     t->c = c;
     t->job = fr->job;
@@ -233,7 +235,7 @@ static int encode_behind(run_ctx *c, const sink_frame *fr)
     c->jobs[fr->job].encq = 1; /* the encode task decides it now */
     if (wp_submit(c->enc_pool, encode_task, t)) {
         c->jobs[fr->job].encq = 0;
-        free(t);
+        bb_free(t);
         return -1;
     }
     return 0;

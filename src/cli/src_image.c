@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bigbuf.h"
 #include "image_in_jpeg.h"
 #include "util.h"
 
@@ -375,6 +376,7 @@ int src_image_setup(run_ctx *c)
  * and encoded in line. */
 void src_image_start_pools(run_ctx *c)
 {
+    size_t keep;
     int n;
     if (c->njobs <= 1)
         return;
@@ -382,6 +384,12 @@ void src_image_start_pools(run_ctx *c)
     n = n < 1 ? 1 : n > 32 ? 32 : n;
     c->pf = calloc((size_t)c->njobs, sizeof *c->pf);
     c->sh->pf_max = 2 * n;
+    /* Freed large buffers kept for the next images (bigbuf.h): about a
+     * large photo's file and pixels a decode thread, within --mem-limit. */
+    keep = (size_t)(n + 4) * (64u << 20);
+    if (c->o->mem_limit && keep > c->o->mem_limit / 4)
+        keep = (size_t)(c->o->mem_limit / 4);
+    bb_keep(keep);
     if (c->pf && (c->dec_pool = wp_create(n, c->sh->pf_max)))
         c->enc_pool = wp_create(n, 2 * n);
     /* The first images start decoding now, while CUDA initialises: no
@@ -419,6 +427,7 @@ void src_image_free(run_ctx *c)
             img_free(&c->pf[i].img);
     free(c->pf);
     c->pf = NULL;
+    bb_keep(0);
     for (int i = 0; c->nvs && i < c->njobs; i++)
         nvj_release(c->nvs[i].dec, &c->nvs[i].pic);
     free(c->nvs);

@@ -24,6 +24,7 @@
  * progressive transmission), so a codestream must end with its EOC marker.
  */
 #include "image_av.h"
+#include "bigbuf.h"
 #include "util.h"
 
 #include <errno.h>
@@ -310,7 +311,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
         goto end;
     }
     bytes = (size_t)fr->width * (size_t)fr->height * (size_t)ch * (size_t)bps;
-    img->pixels = malloc(bytes + (path == P_SWS ? IMGAV_SWS_SLACK : 0));
+    img->pixels = bb_alloc(bytes + (path == P_SWS ? IMGAV_SWS_SLACK : 0));
     if (!img->pixels) {
         ge_fail_in(name, "cannot read image: %s: out of memory", imgav_kinds[k].name);
         goto end;
@@ -341,7 +342,7 @@ int imgav_load_mem(const void *buf, size_t n, const char *name, size_t limit,
 end:
     av_frame_free(&fr);
     if (rc) {
-        free(img->pixels);
+        bb_free(img->pixels);
         memset(img, 0, sizeof *img);
     }
     return rc;

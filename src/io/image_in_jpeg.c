@@ -29,6 +29,7 @@
  *    libjpeg has no globals.  Decode pool threads call this at once.
  */
 #include "image_in_jpeg.h"
+#include "bigbuf.h"
 #include "util.h"
 
 #include <errno.h>
@@ -255,7 +256,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
         ge_fail_in(name, "cannot read image: damaged or unsupported image data");
         goto end;
     }
-    px = malloc(out_bytes);
+    px = bb_alloc(out_bytes);
     if (!px) {
         ge_fail_in(name, "cannot read image: JPEG: out of memory");
         goto end;
@@ -275,12 +276,8 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
      * trailing garbage shows here; the image itself is complete. */
     jpeg_finish_decompress(&d);
     if (cmyk) {
-        unsigned char *shrunk;
-        cmyk_to_rgb(px, bytes);
+        cmyk_to_rgb(px, bytes); /* (in place: the buffer stays a quarter too large) */
         out_ch = 3;
-        shrunk = realloc(px, bytes * 3);
-        if (shrunk)
-            px = shrunk;
     }
     if (e.warnings && ge_verbose)
         ge_note("%s: libjpeg-turbo: %s (%d warning%s; decoded anyway, as "
@@ -296,7 +293,7 @@ int imgjpg_decode(const void *buf, size_t n, size_t limit, const char *name,
 end:
     if (created)
         jpeg_destroy_decompress(&d);
-    free(px);
+    bb_free(px);
     return rc;
 }
 
@@ -417,7 +414,7 @@ int imgjpg_orient(img_image *img, int o)
     row = w * psz;
     dw = o >= 5 ? h : w;
     dh = o >= 5 ? w : h;
-    out = malloc(w * h * psz);
+    out = bb_alloc(w * h * psz);
     if (!out)
         return -1;
     s = img->pixels;
@@ -453,7 +450,7 @@ int imgjpg_orient(img_image *img, int o)
         }
 #undef ORIENT_ROW
     }
-    free(img->pixels);
+    bb_free(img->pixels);
     img->pixels = out;
     img->width = (int)dw;
     img->height = (int)dh;

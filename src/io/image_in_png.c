@@ -33,6 +33,7 @@
  * which words, does not change.
  */
 #include "image_in_png.h"
+#include "bigbuf.h"
 #include "util.h"
 
 #include <limits.h>
@@ -350,7 +351,7 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     rawb = (rowb + 1) * h;
     if (!z) {
         /* several IDATs: their data joined, in order */
-        unsigned char *q = zcopy = malloc(zn);
+        unsigned char *q = zcopy = bb_alloc(zn);
         if (!q)
             return IMGPNG_FALLBACK;
         for (pos = 33; pos + 12 <= n;) {
@@ -367,7 +368,7 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     }
     /* the filtered rows, then unfiltered in place, each row moving down
      * by its filter bytes: one buffer, touched once */
-    px = malloc(rawb);
+    px = bb_alloc(rawb);
     dz = libdeflate_alloc_decompressor();
     /* the whole stream, exactly the rows, its Adler-32 right (libdeflate
      * checks it; libspng, told to ignore it, takes the file otherwise) */
@@ -396,9 +397,9 @@ static int png_fast(const unsigned char *b, size_t n, size_t limit, const char *
     rc = IMGPNG_OK;
 end:
     libdeflate_free_decompressor(dz);
-    free(px);
+    bb_free(px);
     free(tmp);
-    free(zcopy);
+    bb_free(zcopy);
     return rc;
 }
 
@@ -477,7 +478,7 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
         if (spng_decoded_image_size(ctx, fmt, &want) || want != bytes)
             goto end; /* a layout we did not expect: stb knows */
     }
-    px = malloc(bytes ? bytes : 1);
+    px = bb_alloc(bytes ? bytes : 1);
     if (!px)
         goto end; /* stb tries, and says "out of memory" if it fails too */
     /* Then the chunks up to IEND: stb insists on IEND (a file cut after its
@@ -489,7 +490,7 @@ int imgpng_decode(const void *buf, size_t n, size_t limit, const char *name,
     px = NULL;
     rc = IMGPNG_OK;
 end:
-    free(px);
+    bb_free(px);
     spng_ctx_free(ctx);
     return rc;
 }

@@ -21,6 +21,7 @@
  * pixels uninitialised.  We parse the PNM header ourselves to fix all three.
  */
 #include "image_io.h"
+#include "bigbuf.h"
 #include "image_av.h"
 #include "image_in_jpeg.h"
 #include "image_in_png.h"
@@ -133,7 +134,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size)
     } else {
         cap = 1 << 16; /* a pipe: grow as it comes */
     }
-    buf = malloc(cap);
+    buf = bb_alloc(cap);
     if (!buf) {
         e = ENOMEM;
         goto end;
@@ -149,7 +150,7 @@ static int read_file(const char *path, unsigned char **data, size_t *size)
                 goto end;
             }
             cap = cap * 2 > (size_t)INT_MAX ? (size_t)INT_MAX : cap * 2;
-            nb = realloc(buf, cap);
+            nb = bb_realloc(buf, cap);
             if (!nb) {
                 e = ENOMEM;
                 goto end;
@@ -179,7 +180,7 @@ end:
         why = e == ENOMEM ? "out of memory (reading the file)" : strerror(e);
     if (why)
         ge_fail("%s", why);
-    free(buf);
+    bb_free(buf);
     if (fd != STDIN_FILENO)
         close(fd);
     return *data ? 0 : -1;
@@ -1014,7 +1015,7 @@ int img_load(const char *path, img_image *img)
         return -1;
     }
     rc = img_load_mem(data, size, path, img);
-    free(data);
+    bb_free(data);
     return rc;
 }
 
@@ -1022,7 +1023,7 @@ void img_free(img_image *img)
 {
     if (!img)
         return;
-    stbi_image_free(img->pixels);
+    bb_free(img->pixels); /* (stb's too: third_party/stb_impl.c) */
     memset(img, 0, sizeof *img);
 }
 
