@@ -79,7 +79,38 @@ static int image_as_frame(run_ctx *c, int ji, const img_image *img, double ms, s
     return 1;
 }
 
-/* Loads one image job into buf.  1 frame, 0 the job failed (reported). */
+static void free_pixels(void *pixels)
+{
+    bb_free(pixels);
+}
+
+/* The decoded image *img as job ji's frame, *img emptied.  The GPU engine
+ * uploads from pinned memory, so the pixels are copied into its buffer;
+ * the CPU engine reads the decoder's own buffer, which it gives back by
+ * fr->release once the frame is written (pipe_run_cpu).  1, or 0 out of
+ * memory (reported). */
+static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_frame *fr,
+                          host_buf *buf)
+{
+    if (c->use_gpu) {
+        int ok = image_as_frame(c, ji, img, ms, fr, buf);
+        img_free(img);
+        return ok;
+    }
+    fr->f = img_as_frame(img);
+    fr->job = ji;
+    fr->index = 0;
+    fr->pts = -1;
+    fr->ts = INT64_MIN;
+    fr->duration = 0;
+    fr->decode_ms = ms;
+    fr->release = free_pixels;
+    fr->release_ctx = img->pixels;
+    memset(img, 0, sizeof *img);
+    return 1;
+}
+
+/* Loads one image job as a frame.  1 frame, 0 the job failed (reported). */
 static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *buf)
 {
     img_image img;
@@ -91,8 +122,7 @@ static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *bu
         return 0;
     }
     note_decoder(c, j->input, &img);
-    ok = image_as_frame(c, jobi, &img, 0, fr, buf);
-    img_free(&img);
+    ok = image_to_frame(c, jobi, &img, 0, fr, buf);
     fr->decode_ms = (ge_now() - t0) * 1e3;
     return ok;
 }
@@ -154,7 +184,7 @@ int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
 {
     job *j = &c->jobs[ji];
     prefetch *t = c->pf ? &c->pf[ji] : NULL;
-    int ok, queued = 0;
+    int queued = 0;
     if (t) {
         pthread_mutex_lock(&c->sh->q_mu); /* (see prefetch_more) */
         pthread_mutex_lock(&c->sh->pf_mu);
@@ -173,9 +203,7 @@ int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     if (!t->ok)
         return 0;
     note_decoder(c, j->input, &t->img);
-    ok = image_as_frame(c, ji, &t->img, t->ms, fr, buf);
-    img_free(&t->img);
-    return ok;
+    return image_to_frame(c, ji, &t->img, t->ms, fr, buf);
 }
 
 /* ------------------------------------------------------------------------ */

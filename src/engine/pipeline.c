@@ -974,18 +974,27 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
         o->report->path = "cpu";
     }
     src_frame_host(&fr);
-    while (!stop_asked(o) && (r = src->next(src->ctx, &fr, &in)) != 0) {
+    for (;;) {
         const ge_frame *f = &fr.f;
-        const size_t npx = (size_t)f->width * f->height;
-        const int check = o->cpu_ref_every > 0 && seq++ % o->cpu_ref_every == 0;
-        const char *name = job_name(o, fr.job);
+        const char *name;
         ge_planes pl;
         double t0, wms = 0;
+        size_t npx;
+        int check;
 
+        /* the frame before is written: a buffer the source lent it (a
+         * host frame's release) goes back before the next is asked for */
+        src_frame_release(&fr);
+        src_frame_host(&fr);
+        if (stop_asked(o) || (r = src->next(src->ctx, &fr, &in)) == 0)
+            break;
         if (r < 0) {
             ret = -1;
             break;
         }
+        npx = (size_t)f->width * f->height;
+        check = o->cpu_ref_every > 0 && seq++ % o->cpu_ref_every == 0;
+        name = job_name(o, fr.job);
         if (fr.on_device) {
             /* sources make device frames only for the GPU engine */
             src_frame_release(&fr);
@@ -1059,6 +1068,7 @@ int pipe_run_cpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                 rep_add(o->report, REP_WRITE, wms);
         }
     }
+    src_frame_release(&fr);
     if (ret == 0 && stop_asked(o))
         ret = GE_STOPPED;
     if (has_why)
