@@ -57,46 +57,20 @@ static void note_decoder(run_ctx *c, const char *input, const img_image *img)
                       img->decoder ? img->decoder : "?");
 }
 
-/* img's pixels into buf as job ji's one frame.  1, or 0 out of memory
- * (reported). */
-static int image_as_frame(run_ctx *c, int ji, const img_image *img, double ms, src_frame *fr,
-                          host_buf *buf)
-{
-    size_t bytes = (size_t)img->width * img->height * img->channels * img->bytes_per_sample;
-    if (host_buf_reserve(buf, bytes)) {
-        ge_err(c->jobs[ji].input, "out of memory for a %dx%d image", img->width, img->height);
-        return 0;
-    }
-    memcpy(buf->p, img->pixels, bytes);
-    fr->f = img_as_frame(img);
-    fr->f.data = buf->p;
-    fr->job = ji;
-    fr->index = 0;
-    fr->pts = -1;
-    fr->ts = INT64_MIN;
-    fr->duration = 0;
-    fr->decode_ms = ms;
-    return 1;
-}
-
 static void free_pixels(void *pixels)
 {
     bb_free(pixels);
 }
 
-/* The decoded image *img as job ji's frame, *img emptied.  The GPU engine
- * uploads from pinned memory, so the pixels are copied into its buffer;
- * the CPU engine reads the decoder's own buffer, which it gives back by
- * fr->release once the frame is written (pipe_run_cpu).  1, or 0 out of
- * memory (reported). */
+/* The decoded image *img as job ji's one frame, *img emptied.  The GPU
+ * engine uploads from pinned memory, so the pixels are copied into its
+ * buffer; the CPU engine reads the decoder's own buffer, which it gives
+ * back by fr->release once the frame is written (pipe_run_cpu).  1, or 0
+ * out of memory (reported). */
 static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_frame *fr,
                           host_buf *buf)
 {
-    if (c->use_gpu) {
-        int ok = image_as_frame(c, ji, img, ms, fr, buf);
-        img_free(img);
-        return ok;
-    }
+    size_t bytes = (size_t)img->width * img->height * img->channels * img->bytes_per_sample;
     fr->f = img_as_frame(img);
     fr->job = ji;
     fr->index = 0;
@@ -104,9 +78,20 @@ static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_fra
     fr->ts = INT64_MIN;
     fr->duration = 0;
     fr->decode_ms = ms;
-    fr->release = free_pixels;
-    fr->release_ctx = img->pixels;
-    memset(img, 0, sizeof *img);
+    if (!c->use_gpu) {
+        fr->release = free_pixels;
+        fr->release_ctx = img->pixels;
+        memset(img, 0, sizeof *img);
+        return 1;
+    }
+    if (host_buf_reserve(buf, bytes)) {
+        ge_err(c->jobs[ji].input, "out of memory for a %dx%d image", img->width, img->height);
+        img_free(img);
+        return 0;
+    }
+    memcpy(buf->p, img->pixels, bytes);
+    fr->f.data = buf->p;
+    img_free(img);
     return 1;
 }
 
