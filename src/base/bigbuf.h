@@ -6,7 +6,8 @@
  *
  * bb_alloc, bb_realloc and bb_free are malloc, realloc and free for such
  * buffers (and any other: a buffer under BB_MIN is malloc's, with a small
- * header); a buffer from one family is freed only by the other's free.
+ * header before it); what bb_alloc gives is freed by bb_free, never by
+ * free, and the reverse.
  * Nothing is kept until the process asks for it with bb_keep (the CLI
  * does; the library leaves it off, so its callers' memory is theirs).
  * Thread-safe.
@@ -20,12 +21,12 @@
 #define BB_MIN ((size_t)1 << 20)
 
 void *bb_alloc(size_t n);
-/* As realloc; the bytes up to the smaller size kept.  NULL p: bb_alloc. */
+/* As realloc, but a smaller size keeps the buffer as it is; NULL p: bb_alloc. */
 void *bb_realloc(void *p, size_t n);
 /* NULL-safe. */
 void bb_free(void *p);
-/* Keeps freed buffers of BB_MIN bytes or more, up to `bytes` in all (the
- * longest kept given back first); 0 gives back all and keeps none. */
+/* Keeps freed buffers of BB_MIN bytes or more, up to `bytes` in all (those
+ * kept longest given back first); 0 gives back all and keeps none. */
 void bb_keep(size_t bytes);
 /* The bytes kept now, waiting for a buffer to be asked for (the tests). */
 size_t bb_kept(void);

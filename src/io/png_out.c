@@ -45,11 +45,11 @@
 #include <libdeflate.h>
 
 #include "deflate_rle.h"
+#include "util.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include "util.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "png_out.c's deflate walker loads the bit stream little-endian"
