@@ -70,7 +70,9 @@ void *bb_alloc(size_t n)
 {
     bb_head *h = n >= BB_MIN ? bb_take(n) : NULL;
     if (!h) {
-        if (n > SIZE_MAX - sizeof *h || !(h = malloc(sizeof *h + n)))
+        /* (no object is larger than PTRDIFF_MAX: refused here, not asked of
+         * malloc, which ASan's aborts on) */
+        if (n > (size_t)PTRDIFF_MAX - sizeof *h || !(h = malloc(sizeof *h + n)))
             return NULL;
         h->cap = n;
     }
