@@ -1,12 +1,11 @@
 /*
  * bigbuf.c — large buffers kept for reuse across a batch (bigbuf.h).
  *
- * Why: an image's pixels (44 MB for 5120x2880 RGB) are beyond malloc's
- * mmap threshold (32 MiB at most), so each image's buffer was a fresh
- * mapping, its pages faulted in and zeroed by the kernel, then unmapped;
- * with a file's bytes and the edge map's copy, about a tenth of a CPU
- * photo batch went to page faults on the 2-core machine
- * (docs/bench-log.md, "2026-12-04 (sixth session)").
+ * Why (DESIGN.md §4): an image's pixels (44 MB for 5120x2880 RGB) are
+ * beyond malloc's mmap threshold (32 MiB at most), so without this each
+ * image's buffer is a fresh mapping, its pages faulted in and zeroed by
+ * the kernel, then unmapped; the same for a file's bytes and the edge
+ * map's copy.
  *
  * Each buffer carries its capacity in a header before it.  Freed ones of
  * BB_MIN bytes or more wait in a short list, oldest first; an allocation

@@ -70,7 +70,7 @@ static void free_pixels(void *pixels)
 static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_frame *fr,
                           host_buf *buf)
 {
-    size_t bytes = (size_t)img->width * img->height * img->channels * img->bytes_per_sample;
+    size_t bytes;
     fr->f = img_as_frame(img);
     fr->job = ji;
     fr->index = 0;
@@ -84,6 +84,7 @@ static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_fra
         memset(img, 0, sizeof *img);
         return 1;
     }
+    bytes = (size_t)img->width * img->height * img->channels * img->bytes_per_sample;
     if (host_buf_reserve(buf, bytes)) {
         ge_err(c->jobs[ji].input, "out of memory for a %dx%d image", img->width, img->height);
         img_free(img);

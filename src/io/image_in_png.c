@@ -95,7 +95,7 @@ static inline int paeth(int a, int b, int c)
 
 #if defined(__SSE2__)
 /* Rows of 3- and 4-byte pixels (RGB, RGBA: photos), the same bytes as
- * unfilter's loops (test_image_in_png; docs/bench-log.md has the gain).
+ * unfilter's loops (test_image_in_png compares them).
  * Average and Paeth a pixel at a time, its channels in the 16-bit lanes
  * of one register: each pixel depends on the one before, so the channels
  * are what runs in parallel.  A pixel's bytes come and go through a

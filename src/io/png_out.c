@@ -149,7 +149,7 @@ static inline int paeth(int a, int b, int c)
  * their difference.  The sum saturates at 255, which none of the
  * comparisons can tell from the true sum (pa and pb are at most 255), so
  * every (a, b, c) gives the scalar paeth()'s byte (checked for all 2^24). */
-static inline __m128i paeth16(__m128i a, __m128i b, __m128i c)
+static inline __m128i paeth_bytes(__m128i a, __m128i b, __m128i c)
 {
     __m128i lo_bc = _mm_min_epu8(b, c), lo_ac = _mm_min_epu8(a, c);
     __m128i pa = _mm_sub_epi8(_mm_max_epu8(b, c), lo_bc);
@@ -176,7 +176,7 @@ static void filter_paeth(uint8_t *o, const uint8_t *c, const uint8_t *p, int w)
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(c + i - 1));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
         __m128i cc = _mm_loadu_si128((const __m128i *)(const void *)(p + i - 1));
-        _mm_storeu_si128((__m128i *)(void *)(o + i), _mm_sub_epi8(x, paeth16(a, b, cc)));
+        _mm_storeu_si128((__m128i *)(void *)(o + i), _mm_sub_epi8(x, paeth_bytes(a, b, cc)));
     }
     for (; i < w; i++)
         o[i] = (uint8_t)(c[i] - paeth(c[i - 1], p[i], p[i - 1]));
