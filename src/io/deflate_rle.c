@@ -18,39 +18,9 @@
 #include <emmintrin.h>
 #endif
 
-#define NLITLEN 286 /* 0..255 literals, 256 end of block, 257..285 lengths */
-#define NDIST 2     /* distance codes written: 0 (distance 1) and 1, unused */
-#define NPRE 19     /* the code-length code's symbols */
+#include "drle_core.h" /* the tables and the header, shared with the GPU coder */
 
-/* RFC 1951 3.2.5: the length codes' base lengths and extra bits */
-static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
-                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-/* the order the code-length code's lengths are sent in (3.2.7) */
-static const uint8_t pre_order[NPRE] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5,
-                                        11, 4, 12, 3, 13, 2, 14, 1, 15};
-
-typedef struct bits {
-    uint8_t *p;
-    uint64_t buf;
-    int n;
-} bits;
-
-/* n <= 56 bits of v: the whole bytes go out at once, fewer than 8 bits
- * stay in buf (little-endian: its low bytes go first; drle_bound leaves
- * the 8 bytes of slack the whole-word store needs) */
-static inline void put(bits *b, uint64_t v, int n)
-{
-    b->buf |= v << b->n;
-    b->n += n;
-    memcpy(b->p, &b->buf, 8);
-    b->p += b->n >> 3;
-    b->buf >>= b->n & ~7;
-    b->n &= 7;
-}
-
-static void flush_byte(bits *b)
+static void flush_byte(drle_bits *b)
 {
     while (b->n > 0) {
         *b->p++ = (uint8_t)b->buf;
@@ -61,174 +31,9 @@ static void flush_byte(bits *b)
     b->buf = 0;
 }
 
-/* Moffat-Katajainen: a[0..n) weights in ascending order become the code
- * lengths of those symbols (longest first). */
-static void mk_lengths(uint32_t *a, int n)
-{
-    int root, leaf, next, avbl, used, dpth;
-    if (n == 1) {
-        a[0] = 1;
-        return;
-    }
-    a[0] += a[1];
-    root = 0;
-    leaf = 2;
-    for (next = 1; next < n - 1; next++) {
-        if (leaf >= n || a[root] < a[leaf]) {
-            a[next] = a[root];
-            a[root++] = (uint32_t)next;
-        } else {
-            a[next] = a[leaf++];
-        }
-        if (leaf >= n || (root < next && a[root] < a[leaf])) {
-            a[next] += a[root];
-            a[root++] = (uint32_t)next;
-        } else {
-            a[next] += a[leaf++];
-        }
-    }
-    a[n - 2] = 0;
-    for (next = n - 3; next >= 0; next--)
-        a[next] = a[a[next]] + 1;
-    avbl = 1;
-    used = dpth = 0;
-    root = n - 2;
-    next = n - 1;
-    while (avbl > 0) {
-        while (root >= 0 && (int)a[root] == dpth) {
-            used++;
-            root--;
-        }
-        while (avbl > used) {
-            a[next--] = (uint32_t)dpth;
-            avbl--;
-        }
-        avbl = 2 * used;
-        dpth++;
-        used = 0;
-    }
-}
-
-/* Code lengths (at most maxlen) for symbols 0..n) from their counts; at
- * least two symbols get a code (the first ones with none take it). */
-static void code_lengths(const uint32_t *freq, int n, int maxlen, uint8_t *len)
-{
-    uint32_t w[NLITLEN] = {0}, cnt[NLITLEN + 1];
-    uint16_t sym[NLITLEN];
-    int m = 0, extra = 0;
-    memset(len, 0, (size_t)n);
-    for (int s = 0; s < n; s++)
-        if (freq[s])
-            sym[m++] = (uint16_t)s;
-    for (int s = 0; m < 2 && s < n; s++)
-        if (!freq[s]) {
-            /* (weight 0 sorts first: it gets a longest code) */
-            memmove(sym + 1, sym, (size_t)m * sizeof *sym);
-            sym[0] = (uint16_t)s;
-            m++;
-            extra++;
-        }
-    /* by weight, ascending; equal weights by symbol (insertion sort: at
-     * most 286 symbols, most already apart) */
-    for (int i = 1 + extra; i < m; i++) {
-        uint16_t s = sym[i];
-        int j = i;
-        while (j > extra && freq[sym[j - 1]] > freq[s]) {
-            sym[j] = sym[j - 1];
-            j--;
-        }
-        sym[j] = s;
-    }
-    for (int i = 0; i < m; i++)
-        w[i] = i < extra ? 0 : freq[sym[i]];
-    mk_lengths(w, m);
-    /* limit to maxlen: the overflow to maxlen, then codes split until the
-     * Kraft sum is exact */
-    memset(cnt, 0, sizeof cnt);
-    for (int i = 0; i < m; i++)
-        cnt[w[i] < (uint32_t)maxlen ? w[i] : (uint32_t)maxlen]++;
-    {
-        uint32_t total = 0;
-        for (int l = maxlen; l > 0; l--)
-            total += cnt[l] << (maxlen - l);
-        while (total != (1u << maxlen)) {
-            cnt[maxlen]--;
-            for (int l = maxlen - 1; l > 0; l--)
-                if (cnt[l]) {
-                    cnt[l]--;
-                    cnt[l + 1] += 2;
-                    break;
-                }
-            total--;
-        }
-    }
-    /* the longest codes to the lightest symbols */
-    for (int l = maxlen, i = 0; l > 0; l--)
-        for (uint32_t k = 0; k < cnt[l]; k++)
-            len[sym[i++]] = (uint8_t)l;
-}
-
-/* Canonical codes (3.2.2), bit-reversed for the LSB-first stream. */
-static void make_codes(const uint8_t *len, int n, uint16_t *code)
-{
-    uint16_t count[16] = {0}, next[16];
-    uint32_t c = 0;
-    for (int s = 0; s < n; s++)
-        count[len[s]]++;
-    count[0] = 0;
-    for (int l = 1; l < 16; l++) {
-        c = (c + count[l - 1]) << 1;
-        next[l] = (uint16_t)c;
-    }
-    for (int s = 0; s < n; s++) {
-        uint32_t v, r = 0;
-        if (!len[s])
-            continue;
-        v = next[len[s]]++;
-        for (int b = 0; b < len[s]; b++)
-            r |= ((v >> b) & 1u) << (len[s] - 1 - b);
-        code[s] = (uint16_t)r;
-    }
-}
-
 size_t drle_bound(size_t n)
 {
     return n / 8 * 15 + n % 8 * 2 + 1024;
-}
-
-/* The code-length sequence of lens[0..n) as code-length symbols (0..18)
- * with their extra bits' values; returns how many. */
-static int pre_symbols(const uint8_t *lens, int n, uint8_t *sy, uint8_t *ex)
-{
-    int k = 0;
-    for (int i = 0; i < n;) {
-        int v = lens[i], run = 1;
-        while (i + run < n && lens[i + run] == v)
-            run++;
-        i += run;
-        if (v == 0) {
-            while (run >= 11) {
-                int r = run < 138 ? run : 138;
-                sy[k] = 18, ex[k++] = (uint8_t)(r - 11);
-                run -= r;
-            }
-            if (run >= 3) {
-                sy[k] = 17, ex[k++] = (uint8_t)(run - 3);
-                run = 0;
-            }
-        } else {
-            sy[k] = (uint8_t)v, ex[k++] = 0;
-            run--;
-            while (run >= 3) {
-                int r = run < 6 ? run : 6;
-                sy[k] = 16, ex[k++] = (uint8_t)(r - 3);
-                run -= r;
-            }
-        }
-        while (run-- > 0)
-            sy[k] = (uint8_t)v, ex[k++] = 0;
-    }
-    return k;
 }
 
 /* A run: it starts at input position pos and is len bytes long. */
@@ -319,24 +124,17 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
     /* a run takes 3 bytes at least: at most n / 3 of them */
     run *runs = malloc((n / 3 + 1) * sizeof *runs);
     uint32_t h4[4][256];
-    uint8_t lcode[259];
-    uint32_t freq[NLITLEN] = {0}, dfreq[NDIST] = {0}, pfreq[NPRE] = {0};
-    uint8_t llen[NLITLEN], dlen[NDIST], plen[NPRE], all[NLITLEN + NDIST];
-    uint8_t psy[NLITLEN + NDIST], pex[NLITLEN + NDIST];
-    uint16_t lc[NLITLEN] = {0}, dc[NDIST] = {0}, pc[NPRE] = {0};
-    uint32_t lit[256];
+    uint8_t lcode[DRLE_MAX_MATCH + 1];
+    uint32_t freq[DRLE_NLITLEN] = {0}, lit[256];
+    drle_tables t;
     size_t nr = 0, i = 0;
-    int hlit, hclen, np;
-    bits b = {out, 0, 0};
+    drle_bits b = {out, 0, 0};
 
     if (!runs || n > UINT32_MAX)
         goto fail;
     memset(h4, 0, sizeof h4);
-    for (int c = 0, l = 3; l <= 258; l++) {
-        while (c < 28 && len_base[c + 1] <= l && l != 258)
-            c++;
-        lcode[l] = (uint8_t)(l == 258 ? 28 : c);
-    }
+    for (int l = 3; l <= DRLE_MAX_MATCH; l++)
+        lcode[l] = (uint8_t)drle_len_code(l);
     /* pass 1: the runs, and the counts of the literals between them */
     if (n) {
         h4[0][in[0]]++;
@@ -348,48 +146,21 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
         if (p == n)
             break;
         {
-            const size_t j = run_end(in, p, n - p > 258 ? p + 258 : n);
+            const size_t j = run_end(in, p, n - p > DRLE_MAX_MATCH ? p + DRLE_MAX_MATCH : n);
             runs[nr].pos = (uint32_t)p;
             runs[nr++].len = (uint16_t)(j - p);
             freq[257 + lcode[j - p]]++;
-            dfreq[0]++;
             i = j;
         }
     }
     for (int v = 0; v < 256; v++)
         freq[v] = h4[0][v] + h4[1][v] + h4[2][v] + h4[3][v];
-    freq[256] = 1;
-    code_lengths(freq, NLITLEN, 15, llen);
-    code_lengths(dfreq, NDIST, 15, dlen);
-    make_codes(llen, NLITLEN, lc);
-    make_codes(dlen, NDIST, dc);
-    for (hlit = NLITLEN; hlit > 257 && !llen[hlit - 1]; hlit--)
-        ;
-    memcpy(all, llen, (size_t)hlit);
-    memcpy(all + hlit, dlen, NDIST);
-    np = pre_symbols(all, hlit + NDIST, psy, pex);
-    for (int k = 0; k < np; k++)
-        pfreq[psy[k]]++;
-    code_lengths(pfreq, NPRE, 7, plen);
-    make_codes(plen, NPRE, pc);
-    for (hclen = NPRE; hclen > 4 && !plen[pre_order[hclen - 1]]; hclen--)
-        ;
+    drle_make_tables(freq, (uint32_t)nr, &t);
 
     /* pass 2: the block */
-    put(&b, final ? 1 : 0, 1);
-    put(&b, 2, 2); /* dynamic Huffman codes */
-    put(&b, (uint32_t)(hlit - 257), 5);
-    put(&b, NDIST - 1, 5);
-    put(&b, (uint32_t)(hclen - 4), 4);
-    for (int k = 0; k < hclen; k++)
-        put(&b, plen[pre_order[k]], 3);
-    for (int k = 0; k < np; k++) {
-        put(&b, pc[psy[k]], plen[psy[k]]);
-        if (psy[k] >= 16)
-            put(&b, pex[k], psy[k] == 16 ? 2 : psy[k] == 17 ? 3 : 7);
-    }
+    drle_put_header(&b, &t, final);
     for (int s = 0; s < 256; s++)
-        lit[s] = lc[s] | (uint32_t)llen[s] << 16;
+        lit[s] = t.lc[s] | (uint32_t)t.llen[s] << 16;
     i = 0;
     for (size_t r = 0; r <= nr; r++) {
         const size_t end = r < nr ? runs[r].pos : n;
@@ -397,23 +168,23 @@ size_t drle_compress(const uint8_t *in, size_t n, uint8_t *out, int final)
         for (; i + 3 <= end; i += 3) {
             const uint32_t a = lit[in[i]], c = lit[in[i + 1]], d = lit[in[i + 2]];
             const int la = (int)(a >> 16), lc = (int)(c >> 16);
-            put(&b, (uint64_t)(a & 0xffff) | (uint64_t)(c & 0xffff) << la |
-                        (uint64_t)(d & 0xffff) << (la + lc),
-                la + lc + (int)(d >> 16));
+            drle_put(&b, (uint64_t)(a & 0xffff) | (uint64_t)(c & 0xffff) << la |
+                             (uint64_t)(d & 0xffff) << (la + lc),
+                     la + lc + (int)(d >> 16));
         }
         for (; i < end; i++)
-            put(&b, lit[in[i]] & 0xffff, (int)(lit[in[i]] >> 16));
+            drle_put(&b, lit[in[i]] & 0xffff, (int)(lit[in[i]] >> 16));
         if (r < nr) { /* its length's code and extra bits, distance 1 */
-            const int l = runs[r].len, c = lcode[l], ll = llen[257 + c], le = len_extra[c];
-            put(&b, lc[257 + c] | (uint64_t)(l - len_base[c]) << ll | (uint64_t)dc[0] << (ll + le),
-                ll + le + dlen[0]);
-            i += (size_t)l;
+            int bits;
+            const uint64_t v = drle_match_bits(&t, runs[r].len, lcode[runs[r].len], &bits);
+            drle_put(&b, v, bits);
+            i += runs[r].len;
         }
     }
-    put(&b, lc[256], llen[256]);
+    drle_put(&b, t.lc[256], t.llen[256]);
     if (!final) {
         /* an empty stored block: the next bytes start a new block */
-        put(&b, 0, 3);
+        drle_put(&b, 0, 3);
         flush_byte(&b);
         *b.p++ = 0x00;
         *b.p++ = 0x00;
