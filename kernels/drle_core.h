@@ -329,7 +329,7 @@ DRLE_FN uint64_t drle_match_bits(const drle_tables *t, int l, int c, int *bits)
 DRLE_FN int drle_token(const uint8_t *in, size_t j, size_t s, size_t e, int *sym, int *len)
 {
     size_t cs, cl;
-    if (j > s && e - s - 1 >= 3) {
+    if (j > s) { /* in the 258-byte match holding j, or its short rest */
         cs = s + 1 + (j - s - 1) / DRLE_MAX_MATCH * DRLE_MAX_MATCH;
         cl = e - cs < DRLE_MAX_MATCH ? e - cs : DRLE_MAX_MATCH;
         if (cl >= 3) {
