@@ -25,10 +25,10 @@
 
 #ifdef __CUDACC__
 #define DRLE_FN static __host__ __device__ __forceinline__
-#define DRLE_FN_BIG static __host__ __device__
+#define DRLE_FN_BIG static inline __host__ __device__
 #else
 #define DRLE_FN static inline
-#define DRLE_FN_BIG static
+#define DRLE_FN_BIG static inline
 #endif
 
 #define DRLE_NLITLEN 286 /* 0..255 literals, 256 end of block, 257..285 lengths */
@@ -321,6 +321,36 @@ DRLE_FN uint64_t drle_match_bits(const drle_tables *t, int l, int c, int *bits)
     *bits = ll + le + t->dlen[0];
     return t->lc[257 + c] | (uint64_t)(l - drle_len_base(c)) << ll |
            (uint64_t)t->dc[0] << (ll + le);
+}
+
+/* ORs the n (<= 50) low bits of v into out at bit `bit`, LSB first, a
+ * byte at a time (one writer: the CPU, or one GPU thread). */
+DRLE_FN void drle_or_bits(uint8_t *out, uint64_t bit, uint64_t v, int n)
+{
+    v <<= bit & 7;
+    n += (int)(bit & 7);
+    out += bit >> 3;
+    for (; n > 0; n -= 8, v >>= 8)
+        *out++ |= (uint8_t)v;
+}
+
+/* The end of block at bit `bit` of out (after the header and the tokens,
+ * the bits past them zero), then for a joinable block the empty stored
+ * block (3 bits, to the byte, 00 00 ff ff); returns the block's bytes. */
+DRLE_FN size_t drle_put_tail(uint8_t *out, uint64_t bit, const drle_tables *t, int final)
+{
+    size_t len;
+    drle_or_bits(out, bit, t->lc[256], t->llen[256]);
+    bit += (uint64_t)t->llen[256] + (final ? 0 : 3);
+    len = (size_t)((bit + 7) >> 3);
+    if (!final) {
+        out[len] = 0x00;
+        out[len + 1] = 0x00;
+        out[len + 2] = 0xff;
+        out[len + 3] = 0xff;
+        len += 4;
+    }
+    return len;
 }
 
 /* The token at in[j] of a piece, where [s, e) is the stretch of equal

@@ -23,14 +23,6 @@ static uint32_t rng(void)
     return rng_state >> 8;
 }
 
-/* ORs the n low bits of v into out at bit `bit` (LSB first). */
-static void or_bits(uint8_t *out, uint64_t bit, uint64_t v, int n)
-{
-    for (int k = 0; k < n; k++)
-        if (v >> k & 1)
-            out[(bit + (uint64_t)k) >> 3] |= (uint8_t)(1u << ((bit + (uint64_t)k) & 7));
-}
-
 /* The GPU's steps, one after the other; the bytes written. */
 static size_t steps(const uint8_t *in, size_t n, uint8_t *out, size_t cap, int final)
 {
@@ -39,7 +31,7 @@ static size_t steps(const uint8_t *in, size_t n, uint8_t *out, size_t cap, int f
     uint32_t freq[DRLE_NLITLEN] = {0}, matches = 0;
     drle_tables t;
     drle_bits b = {out, 0, 0};
-    uint64_t hbits, bit;
+    uint64_t hbits;
     size_t len;
     memset(out, 0, cap);
     /* 1: each byte's stretch [s, e) (a scan from the left, one from the
@@ -73,23 +65,14 @@ static size_t steps(const uint8_t *in, size_t n, uint8_t *out, size_t cap, int f
     for (size_t j = 0; j < n; j++) {
         int sym, l, bits, k = drle_token(in, j, s[j], e[j], &sym, &l);
         if (k == 1)
-            or_bits(out, hbits + off[j], t.lc[sym], t.llen[sym]);
+            drle_or_bits(out, hbits + off[j], t.lc[sym], t.llen[sym]);
         else if (k == 2) {
             uint64_t v = drle_match_bits(&t, l, sym - 257, &bits);
-            or_bits(out, hbits + off[j], v, bits);
+            drle_or_bits(out, hbits + off[j], v, bits);
         }
     }
     /* 6: the end of block, and the empty stored block of a joinable one */
-    bit = hbits + off[n];
-    or_bits(out, bit, t.lc[256], t.llen[256]);
-    bit += (uint64_t)t.llen[256] + (final ? 0 : 3);
-    len = (size_t)((bit + 7) / 8);
-    if (!final) {
-        out[len++] = 0x00;
-        out[len++] = 0x00;
-        out[len++] = 0xff;
-        out[len++] = 0xff;
-    }
+    len = drle_put_tail(out, hbits + off[n], &t, final);
     free(s);
     free(e);
     free(off);
