@@ -49,6 +49,8 @@ int png_gpu_geom_of(int w, int h, int rows, png_gpu_geom *g)
     g->h = h;
     g->rows = rows;
     g->npieces = (h + rows - 1) / rows;
+    if (g->npieces > 65535) /* (a grid's y) */
+        return -1;
     g->cap = (pn / 8 * 15 + pn % 8 * 2 + 1024 + 8 + 7) / 8 * 8; /* drle_bound + slack */
     return 0;
 }
@@ -93,20 +95,24 @@ static size_t align256(size_t x)
     return (x + 255) / 256 * 256;
 }
 
-/* The scans' temporary bytes for n items (the largest of the three). */
+/* The scans' temporary bytes for n items (the largest of the three), or
+ * 0 if CUDA cannot say (no device). */
 static size_t scan_tmp_bytes(uint32_t n)
 {
     size_t a = 0, b = 0, c = 0;
     uint32_t *p = NULL;
-    cub::DeviceScan::InclusiveScan(NULL, a, p, p, pg_max(), (int)n);
-    cub::DeviceScan::InclusiveScan(NULL, b, p, p, pg_min(), (int)n);
-    cub::DeviceScan::ExclusiveSum(NULL, c, p, p, (int)n + 1);
+    if (cub::DeviceScan::InclusiveScan(NULL, a, p, p, pg_max(), (int)n) ||
+        cub::DeviceScan::InclusiveScan(NULL, b, p, p, pg_min(), (int)n) ||
+        cub::DeviceScan::ExclusiveSum(NULL, c, p, p, (int)n + 1))
+        return 0;
     return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
+/* Lays the scratch out from base (s NULL: only sizes it); its bytes, or 0
+ * if the scans' need is unknown. */
 static size_t carve(const pg_dims &d, pg_scratch *s, uint8_t *base)
 {
-    size_t at = 0;
+    size_t at = 0, tmp;
 #define PG_TAKE(field, type, count)                                                             \
     do {                                                                                         \
         if (s)                                                                                   \
@@ -123,11 +129,12 @@ static size_t carve(const pg_dims &d, pg_scratch *s, uint8_t *base)
     PG_TAKE(adl, unsigned long long, 2 * (size_t)d.npieces);
     PG_TAKE(tab, drle_tables, d.npieces);
 #undef PG_TAKE
+    tmp = scan_tmp_bytes(d.n);
     if (s) {
         s->tmp = base + at;
-        s->tmp_bytes = scan_tmp_bytes(d.n);
+        s->tmp_bytes = tmp;
     }
-    return at + align256(scan_tmp_bytes(d.n));
+    return tmp ? at + align256(tmp) : 0;
 }
 
 size_t png_gpu_scratch_bytes(const png_gpu_geom *g)
@@ -324,7 +331,8 @@ cudaError_t png_gpu_code(const uint8_t *edge, int pitch, const png_gpu_geom *g, 
     const dim3 per_piece((d.pn + PG_THREADS - 1) / PG_THREADS, d.npieces);
     const unsigned tb = (d.npieces + 31) / 32;
     cudaError_t e;
-    if (carve(d, &s, (uint8_t *)scratch) > scratch_bytes)
+    const size_t need = carve(d, &s, (uint8_t *)scratch);
+    if (!need || need > scratch_bytes)
         return cudaErrorInvalidValue;
     if ((e = cudaMemsetAsync(out, 0, png_gpu_out_bytes(g), stream)) ||
         (e = cudaMemsetAsync(s.hist, 0, sizeof(uint32_t) * (size_t)d.npieces * PG_HIST, stream)) ||

@@ -39,9 +39,11 @@ typedef struct png_gpu_geom {
 } png_gpu_geom;
 
 /* The geometry for a w x h map cut every `rows` rows; 0, or -1 when the
- * map is beyond this coder (over 2^31 filtered bytes). */
+ * map is beyond this coder (2^31 filtered bytes or more, or more than
+ * 65,535 pieces). */
 int png_gpu_geom_of(int w, int h, int rows, png_gpu_geom *g);
-/* Device scratch the coder needs for g (the scans' included). */
+/* Device scratch the coder needs for g (the scans' included); 0 if CUDA
+ * cannot say (no device). */
 size_t png_gpu_scratch_bytes(const png_gpu_geom *g);
 /* Device bytes of the output: npieces * cap. */
 size_t png_gpu_out_bytes(const png_gpu_geom *g);
