@@ -321,6 +321,16 @@ __global__ void pg_tail(pg_dims d, const drle_tables *__restrict__ tab,
 
 // ---------------------------------------------------------------------------
 
+size_t png_gpu_stack_bytes(void)
+{
+    cudaFuncAttributes at;
+    if (cudaFuncGetAttributes(&at, pg_tables) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return (at.localSizeBytes + 255) / 256 * 256;
+}
+
 cudaError_t png_gpu_code(const uint8_t *edge, int pitch, const png_gpu_geom *g, void *scratch,
                          size_t scratch_bytes, uint8_t *out, uint32_t *lens, uint32_t *adler,
                          cudaStream_t stream)

@@ -48,6 +48,15 @@ size_t png_gpu_scratch_bytes(const png_gpu_geom *g);
 /* Device bytes of the output: npieces * cap. */
 size_t png_gpu_out_bytes(const png_gpu_geom *g);
 
+/* The per-thread stack the coder's table step needs (its one thread a
+ * piece builds the Huffman codes in about 2 KB of local arrays), or 0 if
+ * CUDA cannot say.  Above the default limit (1 KB) the driver raises the
+ * limit at the first launch, reserving that much local memory for every
+ * thread the device can hold (about 0.6 GB on an H200): a caller raises
+ * cudaLimitStackSize to this first, before it sizes its buffers by what
+ * memory is free. */
+size_t png_gpu_stack_bytes(void);
+
 /* Codes the map at `edge` (device, rows `pitch` bytes apart) into `out`
  * (device, png_gpu_out_bytes, 8-byte aligned; zeroed here): piece k's
  * deflate data (joinable but the last, as drle_compress(..., final)) at

@@ -179,6 +179,14 @@ int main(int argc, char **argv)
         SKIP("png_gpu", "no CUDA device");
         return 0;
     }
+    {
+        /* (as a caller would, before sizing its buffers: png_gpu.h) */
+        size_t stack = png_gpu_stack_bytes(), have = 0;
+        CHECK(stack > 0 && cudaDeviceGetLimit(&have, cudaLimitStackSize) == cudaSuccess &&
+                  (have >= stack || cudaDeviceSetLimit(cudaLimitStackSize, stack) == cudaSuccess),
+              "png_gpu's stack", "needs %zu bytes a thread, the limit was %zu", stack, have);
+        printf("# png_gpu: %zu bytes of stack a thread (the limit was %zu)\n", stack, have);
+    }
     rng_state = 20261205;
     printf("# seed %llu\n", (unsigned long long)rng_state);
     for (size_t s = 0; s < sizeof sz / sizeof sz[0]; s++)
