@@ -47,6 +47,24 @@ static uint64_t rnd(void)
 
 static unsigned rnd_below(unsigned n) { return (unsigned)(rnd() % n); }
 
+/* A pixel of an 8-bit test map, by kind: 0 flat, 1 ramp, 2 sparse
+ * (edge-map-like), 3 noise, 4 checkerboard, 5 small noise, else all 255
+ * (the coders' tests: hfyu_gpu, png_gpu). */
+static uint8_t map_pixel(int kind, int x, int y) __attribute__((unused));
+static uint8_t map_pixel(int kind, int x, int y)
+{
+    uint64_t r = rnd();
+    switch (kind) {
+    case 0: return 0;
+    case 1: return (uint8_t)(x + 2 * y);
+    case 2: return rnd_below(256) < 20 ? (uint8_t)(r >> 8) : 0;
+    case 3: return (uint8_t)(r >> 16);
+    case 4: return (x + y) & 1 ? 255 : 0;
+    case 5: return (uint8_t)(128 + (int)((r >> 20) & 15) - 8);
+    default: return 255;
+    }
+}
+
 static double now_s(void)
 {
     struct timespec ts;

@@ -25,20 +25,6 @@
 #include "hfyu_gpu.h"
 #include "venc.h"
 
-static uint8_t pixel(int kind, int x, int y)
-{
-    uint64_t r = rnd();
-    switch (kind) {
-    case 0: return 0;
-    case 1: return (uint8_t)(x + 2 * y);
-    case 2: return rnd_below(256) < 20 ? (uint8_t)(r >> 8) : 0;
-    case 3: return (uint8_t)(r >> 16);
-    case 4: return (x + y) & 1 ? 255 : 0;
-    case 5: return (uint8_t)(128 + (int)((r >> 20) & 15) - 8);
-    default: return 255;
-    }
-}
-
 /* One frame, coded on both sides: a CHECK line (the packets compared as
  * one row of bytes, once their sizes agree).  Returns 1 equal. */
 static int one(const hfyu_tab *t, int w, int h, int pad, int kind, uint32_t *d_out,
@@ -54,7 +40,7 @@ static int one(const hfyu_tab *t, int w, int h, int pad, int kind, uint32_t *d_o
     int ok;
     for (int y = 0; y < h; y++)
         for (size_t x = 0; x < pitch; x++)
-            img[(size_t)y * pitch + x] = x < (size_t)w ? pixel(kind, (int)x, y) : 0xA5;
+            img[(size_t)y * pitch + x] = x < (size_t)w ? map_pixel(kind, (int)x, y) : 0xA5;
     k = hfyu_code(t, img, (ptrdiff_t)pitch, w, h, cpu);
     MUST(cudaMemcpy(d_img, img, pitch * (size_t)h, cudaMemcpyHostToDevice));
     MUST(cudaMemset(d_out, 0xFF, max)); /* another frame's bits first */
@@ -87,7 +73,7 @@ static void timing(const hfyu_tab *t, int w, int h)
     double t0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            img[(size_t)y * w + x] = pixel(2, x, y);
+            img[(size_t)y * w + x] = map_pixel(2, x, y);
     MUST(cudaMemcpy(d_img, img, (size_t)w * h, cudaMemcpyHostToDevice));
     MUST(hfyu_gpu(d_img, w, w, h, t->cl, d_out, d_scr, d_bytes, 0));
     MUST(cudaDeviceSynchronize());

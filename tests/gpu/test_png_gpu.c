@@ -25,20 +25,6 @@
 #include "png_gpu.h"
 #include "png_out.h"
 
-static uint8_t pixel(int kind, int x, int y)
-{
-    uint64_t r = rnd();
-    switch (kind) {
-    case 0: return 0;
-    case 1: return (uint8_t)(x + 2 * y);
-    case 2: return rnd_below(256) < 20 ? (uint8_t)(r >> 8) : 0;
-    case 3: return (uint8_t)(r >> 16);
-    case 4: return (x + y) & 1 ? 255 : 0;
-    case 5: return (uint8_t)(128 + (int)((r >> 20) & 15) - 8);
-    default: return 255;
-    }
-}
-
 static int paeth(int a, int b, int c)
 {
     int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
@@ -58,36 +44,75 @@ static void filter_rows(const uint8_t *img, size_t pitch, int w, int y0, int row
     }
 }
 
+/* A map on the device and what the coder needs for it. */
+typedef struct coder {
+    png_gpu_geom g;
+    uint8_t *d_img, *d_out;
+    uint32_t *d_lens, *d_adl;
+    void *d_scr;
+    size_t sb;
+} coder;
+
+/* img (h rows `pitch` bytes apart) uploaded, buffers for `rows` rows a
+ * piece; 0, or -1 (a CHECK line) when the geometry is refused. */
+static int coder_make(coder *c, const uint8_t *img, int w, int h, size_t pitch, int rows)
+{
+    if (png_gpu_geom_of(w, h, rows, &c->g)) {
+        CHECK(0, "png_gpu_geom_of", "%dx%d rows %d refused", w, h, rows);
+        return -1;
+    }
+    c->sb = png_gpu_scratch_bytes(&c->g);
+    c->d_img = dmalloc(pitch * (size_t)h);
+    c->d_out = dmalloc(png_gpu_out_bytes(&c->g));
+    c->d_lens = dmalloc(sizeof *c->d_lens * c->g.npieces);
+    c->d_adl = dmalloc(sizeof *c->d_adl * c->g.npieces);
+    c->d_scr = dmalloc(c->sb);
+    MUST(cudaMemcpy(c->d_img, img, pitch * (size_t)h, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+static void coder_run(const coder *c, size_t pitch)
+{
+    MUST(png_gpu_code(c->d_img, (int)pitch, &c->g, c->d_scr, c->sb, c->d_out, c->d_lens, c->d_adl,
+                      0));
+}
+
+static void coder_free(coder *c)
+{
+    cudaFree(c->d_img);
+    cudaFree(c->d_out);
+    cudaFree(c->d_lens);
+    cudaFree(c->d_adl);
+    cudaFree(c->d_scr);
+}
+
 /* One map, coded on both sides; a CHECK line.  Returns 1 equal. */
 static int one(int w, int h, int pad, int kind, int rows, int twice)
 {
     const size_t pitch = (size_t)w + (size_t)pad, rowb = (size_t)w + 1;
-    png_gpu_geom g;
+    uint8_t *img = xmalloc(pitch * (size_t)h);
+    coder c;
     char name[112];
     int ok = 1;
-    if (png_gpu_geom_of(w, h, rows, &g)) {
-        CHECK(0, "png_gpu_geom_of", "%dx%d rows %d refused", w, h, rows);
-        return 0;
-    }
-    uint8_t *img = xmalloc(pitch * (size_t)h), *d_img = dmalloc(pitch * (size_t)h);
-    uint8_t *flt = xmalloc(rowb * (size_t)g.rows), *cpu = xmalloc(drle_bound(rowb * g.rows));
-    uint8_t *gpu = xmalloc(png_gpu_out_bytes(&g)), *d_out = dmalloc(png_gpu_out_bytes(&g));
-    uint32_t *lens = xmalloc(sizeof *lens * g.npieces), *adl = xmalloc(sizeof *adl * g.npieces);
-    uint32_t *d_lens = dmalloc(sizeof *lens * g.npieces), *d_adl = dmalloc(sizeof *adl * g.npieces);
-    const size_t sb = png_gpu_scratch_bytes(&g);
-    void *d_scr = dmalloc(sb);
-    snprintf(name, sizeof name, "%dx%d pitch %zu content %d, %d rows a piece (%d)", w, h, pitch,
-             kind, g.rows, g.npieces);
     for (int y = 0; y < h; y++)
         for (size_t x = 0; x < pitch; x++)
-            img[(size_t)y * pitch + x] = x < (size_t)w ? pixel(kind, (int)x, y) : 0xA5;
-    MUST(cudaMemcpy(d_img, img, pitch * (size_t)h, cudaMemcpyHostToDevice));
-    MUST(cudaMemset(d_out, 0xFF, png_gpu_out_bytes(&g))); /* another map's bits first */
+            img[(size_t)y * pitch + x] = x < (size_t)w ? map_pixel(kind, (int)x, y) : 0xA5;
+    if (coder_make(&c, img, w, h, pitch, rows)) {
+        free(img);
+        return 0;
+    }
+    const png_gpu_geom g = c.g;
+    uint8_t *flt = xmalloc(rowb * (size_t)g.rows), *cpu = xmalloc(drle_bound(rowb * g.rows));
+    uint8_t *gpu = xmalloc(png_gpu_out_bytes(&g));
+    uint32_t *lens = xmalloc(sizeof *lens * g.npieces), *adl = xmalloc(sizeof *adl * g.npieces);
+    snprintf(name, sizeof name, "%dx%d pitch %zu content %d, %d rows a piece (%d)", w, h, pitch,
+             kind, g.rows, g.npieces);
+    MUST(cudaMemset(c.d_out, 0xFF, png_gpu_out_bytes(&g))); /* another map's bits first */
     for (int t = 0; t <= twice; t++)
-        MUST(png_gpu_code(d_img, (int)pitch, &g, d_scr, sb, d_out, d_lens, d_adl, 0));
-    MUST(cudaMemcpy(gpu, d_out, png_gpu_out_bytes(&g), cudaMemcpyDeviceToHost));
-    MUST(cudaMemcpy(lens, d_lens, sizeof *lens * g.npieces, cudaMemcpyDeviceToHost));
-    MUST(cudaMemcpy(adl, d_adl, sizeof *adl * g.npieces, cudaMemcpyDeviceToHost));
+        coder_run(&c, pitch);
+    MUST(cudaMemcpy(gpu, c.d_out, png_gpu_out_bytes(&g), cudaMemcpyDeviceToHost));
+    MUST(cudaMemcpy(lens, c.d_lens, sizeof *lens * g.npieces, cudaMemcpyDeviceToHost));
+    MUST(cudaMemcpy(adl, c.d_adl, sizeof *adl * g.npieces, cudaMemcpyDeviceToHost));
     for (int k = 0; k < g.npieces && ok; k++) {
         const int y0 = k * g.rows, nr = h - y0 < g.rows ? h - y0 : g.rows;
         const size_t n = rowb * (size_t)nr;
@@ -109,11 +134,7 @@ static int one(int w, int h, int pad, int kind, int rows, int twice)
     }
     if (ok)
         CHECK(1, "png_gpu == drle_compress", "%s", name);
-    cudaFree(d_img);
-    cudaFree(d_out);
-    cudaFree(d_lens);
-    cudaFree(d_adl);
-    cudaFree(d_scr);
+    coder_free(&c);
     free(img);
     free(flt);
     free(cpu);
@@ -126,41 +147,33 @@ static int one(int w, int h, int pad, int kind, int rows, int twice)
 /* The GPU's time for a map of sparse edges (20 calls, synchronised). */
 static void timing(int w, int h)
 {
-    png_gpu_geom g;
-    uint8_t *img = xmalloc((size_t)w * h), *d_img = dmalloc((size_t)w * h), *d_out;
-    uint32_t *d_lens, *d_adl, *lens;
-    void *d_scr;
-    size_t sb, total = 0;
+    uint8_t *img = xmalloc((size_t)w * h);
+    uint32_t *lens;
+    size_t total = 0;
     const int reps = 20;
+    coder c;
     double t0;
-    png_gpu_geom_of(w, h, (int)(PNG_PIECE_BYTES / ((size_t)w + 1)), &g);
-    sb = png_gpu_scratch_bytes(&g);
-    d_out = dmalloc(png_gpu_out_bytes(&g));
-    d_lens = dmalloc(sizeof *d_lens * g.npieces);
-    d_adl = dmalloc(sizeof *d_adl * g.npieces);
-    lens = xmalloc(sizeof *lens * g.npieces);
-    d_scr = dmalloc(sb);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            img[(size_t)y * w + x] = pixel(2, x, y);
-    MUST(cudaMemcpy(d_img, img, (size_t)w * h, cudaMemcpyHostToDevice));
-    MUST(png_gpu_code(d_img, w, &g, d_scr, sb, d_out, d_lens, d_adl, 0));
+            img[(size_t)y * w + x] = map_pixel(2, x, y);
+    if (coder_make(&c, img, w, h, (size_t)w, (int)(PNG_PIECE_BYTES / ((size_t)w + 1)))) {
+        free(img);
+        return;
+    }
+    lens = xmalloc(sizeof *lens * c.g.npieces);
+    coder_run(&c, (size_t)w);
     MUST(cudaDeviceSynchronize());
     t0 = now_s();
     for (int i = 0; i < reps; i++)
-        MUST(png_gpu_code(d_img, w, &g, d_scr, sb, d_out, d_lens, d_adl, 0));
+        coder_run(&c, (size_t)w);
     MUST(cudaDeviceSynchronize());
     t0 = now_s() - t0;
-    MUST(cudaMemcpy(lens, d_lens, sizeof *lens * g.npieces, cudaMemcpyDeviceToHost));
-    for (int k = 0; k < g.npieces; k++)
+    MUST(cudaMemcpy(lens, c.d_lens, sizeof *lens * c.g.npieces, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < c.g.npieces; k++)
         total += lens[k];
     printf("# png_gpu %dx%d sparse edges: %.3f ms a map on the GPU, %zu bytes in %d pieces, "
-           "scratch %.1f MB\n", w, h, t0 * 1e3 / reps, total, g.npieces, sb / 1e6);
-    cudaFree(d_img);
-    cudaFree(d_out);
-    cudaFree(d_lens);
-    cudaFree(d_adl);
-    cudaFree(d_scr);
+           "scratch %.1f MB\n", w, h, t0 * 1e3 / reps, total, c.g.npieces, c.sb / 1e6);
+    coder_free(&c);
     free(img);
     free(lens);
 }
