@@ -783,17 +783,75 @@ static int encode(enc *e, const png_opts *o)
     return 0;
 }
 
+/* The file from its pieces (each piece's crc that of "IDAT", the zlib
+ * header for the first, and its data): signature, IHDR, the IDATs (the
+ * last followed by the Adler-32 combined from the pieces'), IEND.  With
+ * mem, into a buffer of the file's size (*mem, *memlen).  0, or -1 with
+ * errno. */
+static int emit_png(sink *s, int width, int height, const uint8_t zhdr[2], const piece *pc,
+                    int npieces, uint8_t **mem, size_t *memlen)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};
+    const size_t rowb = (size_t)width + 1;
+    size_t total = 8 + 25 + 12;
+    uint8_t ihdr[13], adler[4];
+    uint32_t a = 1;
+    for (int i = 0; i < npieces; i++) {
+        size_t zl = pc[i].zlen;
+        total += zl + 12 * (zl + 6 <= PNG_IDAT_MAX ? 1 : (zl + PNG_IDAT_MAX - 1) / PNG_IDAT_MAX);
+        a = adler32_combine(a, pc[i].adler, rowb * (size_t)pc[i].rows);
+    }
+    total += 2 + 4;
+    if (mem && !(s->buf = malloc(total))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    put32(ihdr, (uint32_t)width);
+    put32(ihdr + 4, (uint32_t)height);
+    ihdr[8] = 8;  /* bit depth */
+    ihdr[9] = 0;  /* grey */
+    ihdr[10] = 0; /* deflate */
+    ihdr[11] = 0; /* adaptive filtering */
+    ihdr[12] = 0; /* no interlace */
+    put32(adler, a);
+    emit(s, sig, 8);
+    emit_chunk(s, "IHDR", NULL, 0, ihdr, 13, NULL, 0, 0, 0);
+    for (int i = 0; i < npieces; i++) {
+        const piece *p = &pc[i];
+        int first = i == 0, last = i + 1 == npieces;
+        const uint8_t *post = last ? adler : NULL;
+        size_t npost = last ? 4 : 0;
+        if (p->zlen + 6 <= PNG_IDAT_MAX) {
+            emit_chunk(s, "IDAT", first ? zhdr : NULL, first ? 2 : 0, p->z, p->zlen, post,
+                       npost, p->crc, 1);
+            continue;
+        }
+        /* only one huge piece gets here (piece_bytes beyond 1 GiB) */
+        for (size_t off = 0; off < p->zlen; off += PNG_IDAT_MAX) {
+            size_t n = p->zlen - off < PNG_IDAT_MAX ? p->zlen - off : PNG_IDAT_MAX;
+            int lastpart = off + n == p->zlen;
+            emit_chunk(s, "IDAT", first && off == 0 ? zhdr : NULL, first && off == 0 ? 2 : 0,
+                       p->z + off, n, lastpart ? post : NULL, lastpart ? npost : 0, 0, 0);
+        }
+    }
+    if (emit_chunk(s, "IEND", NULL, 0, NULL, 0, NULL, 0, 0, 0))
+        return -1;
+    if (mem) {
+        *mem = s->buf;
+        *memlen = s->len;
+        s->buf = NULL;
+    }
+    return 0;
+}
+
 /* Encodes and sends the file to s (s->buf NULL: only sizes it). */
 static int encode_to(const uint8_t *grey, int width, int height, size_t pitch,
                      const png_opts *o, sink *s, uint8_t **mem, size_t *memlen)
 {
     png_opts d = {def_level, PNG_FILTER_DEFAULT, def_threads, 0};
-    size_t pb, rowb = (size_t)width + 1, total;
+    size_t pb, rowb = (size_t)width + 1;
     int rows, rc = -1;
     enc e;
-    uint8_t ihdr[13], adler[4];
-    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};
-    uint32_t a = 1;
 
     if (!o)
         o = &d;
@@ -836,55 +894,7 @@ static int encode_to(const uint8_t *grey, int width, int height, size_t pitch,
         goto end;
     }
 
-    total = 8 + 25 + 12;
-    for (int i = 0; i < e.npieces; i++) {
-        size_t zl = e.pc[i].zlen;
-        total += zl + 12 * (zl + 6 <= PNG_IDAT_MAX ? 1 : (zl + PNG_IDAT_MAX - 1) / PNG_IDAT_MAX);
-        a = adler32_combine(a, e.pc[i].adler, rowb * (size_t)e.pc[i].rows);
-    }
-    total += 2 + 4;
-    if (mem) {
-        if (!(s->buf = malloc(total))) {
-            errno = ENOMEM;
-            goto end;
-        }
-    }
-    put32(ihdr, (uint32_t)width);
-    put32(ihdr + 4, (uint32_t)height);
-    ihdr[8] = 8;  /* bit depth */
-    ihdr[9] = 0;  /* grey */
-    ihdr[10] = 0; /* deflate */
-    ihdr[11] = 0; /* adaptive filtering */
-    ihdr[12] = 0; /* no interlace */
-    put32(adler, a);
-    emit(s, sig, 8);
-    emit_chunk(s, "IHDR", NULL, 0, ihdr, 13, NULL, 0, 0, 0);
-    for (int i = 0; i < e.npieces; i++) {
-        const piece *p = &e.pc[i];
-        int first = i == 0, last = i + 1 == e.npieces;
-        const uint8_t *post = last ? adler : NULL;
-        size_t npost = last ? 4 : 0;
-        if (p->zlen + 6 <= PNG_IDAT_MAX) {
-            emit_chunk(s, "IDAT", first ? e.zhdr : NULL, first ? 2 : 0, p->z, p->zlen, post,
-                       npost, p->crc, 1);
-            continue;
-        }
-        /* only one huge piece gets here (piece_bytes beyond 1 GiB) */
-        for (size_t off = 0; off < p->zlen; off += PNG_IDAT_MAX) {
-            size_t n = p->zlen - off < PNG_IDAT_MAX ? p->zlen - off : PNG_IDAT_MAX;
-            int lastpart = off + n == p->zlen;
-            emit_chunk(s, "IDAT", first && off == 0 ? e.zhdr : NULL, first && off == 0 ? 2 : 0,
-                       p->z + off, n, lastpart ? post : NULL, lastpart ? npost : 0, 0, 0);
-        }
-    }
-    if (emit_chunk(s, "IEND", NULL, 0, NULL, 0, NULL, 0, 0, 0))
-        goto end;
-    if (mem) {
-        *mem = s->buf;
-        *memlen = s->len;
-        s->buf = NULL;
-    }
-    rc = 0;
+    rc = emit_png(s, width, height, e.zhdr, e.pc, e.npieces, mem, memlen);
 end:
     free_pieces(e.pc, e.npieces);
     return rc;
@@ -909,6 +919,66 @@ int png_write(so_file *out, const uint8_t *grey, int width, int height, size_t p
     if (!out)
         return -1;
     if (encode_to(grey, width, height, pitch, NULL, &s, NULL, NULL)) {
+        so_fail(out, errno);
+        return -1;
+    }
+    return so_write(out, "", 0) ? -1 : 0;
+}
+
+/* The pieces of image data coded elsewhere, back to back in z, as
+ * encode_pieces leaves its own (their CRCs computed here). */
+static int coded_to(sink *s, int width, int height, int rows, int npieces, const uint8_t *z,
+                    const uint32_t *lens, const uint32_t *adler, uint8_t **mem, size_t *memlen)
+{
+    static const uint8_t zhdr[2] = {0x78, 0x01}; /* encode_to's for level 1 */
+    piece *pc;
+    int rc;
+    if (width <= 0 || height <= 0 || rows <= 0 || (size_t)width > (size_t)INT_MAX - 1 ||
+        npieces != (height + rows - 1) / rows || !z || !lens || !adler) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(pc = calloc((size_t)npieces, sizeof *pc))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (int i = 0; i < npieces; i++) {
+        pc[i].y0 = i * rows;
+        pc[i].rows = height - i * rows < rows ? height - i * rows : rows;
+        pc[i].z = (uint8_t *)(uintptr_t)z; /* (read only: emit_png) */
+        pc[i].zlen = lens[i];
+        pc[i].adler = adler[i];
+        pc[i].crc = libdeflate_crc32(0, "IDAT", 4);
+        if (i == 0)
+            pc[i].crc = libdeflate_crc32(pc[i].crc, zhdr, 2);
+        pc[i].crc = libdeflate_crc32(pc[i].crc, z, lens[i]);
+        z += lens[i];
+    }
+    rc = emit_png(s, width, height, zhdr, pc, npieces, mem, memlen);
+    free(pc);
+    return rc;
+}
+
+int png_encode_coded(int width, int height, int rows, int npieces, const uint8_t *z,
+                     const uint32_t *lens, const uint32_t *adler, uint8_t **png, size_t *len)
+{
+    sink s = {NULL, 0, NULL};
+    if (!png || !len) {
+        errno = EINVAL;
+        return -1;
+    }
+    *png = NULL;
+    *len = 0;
+    return coded_to(&s, width, height, rows, npieces, z, lens, adler, png, len);
+}
+
+int png_write_coded(so_file *out, int width, int height, int rows, int npieces,
+                    const uint8_t *z, const uint32_t *lens, const uint32_t *adler)
+{
+    sink s = {NULL, 0, out};
+    if (!out)
+        return -1;
+    if (coded_to(&s, width, height, rows, npieces, z, lens, adler, NULL, NULL)) {
         so_fail(out, errno);
         return -1;
     }

@@ -65,4 +65,16 @@ int png_encode(const uint8_t *grey, int width, int height, size_t pitch,
 int png_write(so_file *out, const uint8_t *grey, int width, int height,
               size_t pitch);
 
+/* A PNG of a width x height map from image data coded elsewhere: the
+ * GPU's coder (kernels/png_gpu.h) gives, for the defaults (level 1, the
+ * Paeth filter) and `rows` rows a piece (PNG_PIECE_BYTES / (width + 1)),
+ * the pieces encode_pieces would: npieces of them back to back in z,
+ * piece k lens[k] bytes, adler[k] the Adler-32 of its filtered rows.
+ * The same file png_write / png_encode make from the map.  0, or -1
+ * with errno (png_encode_coded) or the error recorded (png_write_coded). */
+int png_encode_coded(int width, int height, int rows, int npieces, const uint8_t *z,
+                     const uint32_t *lens, const uint32_t *adler, uint8_t **png, size_t *len);
+int png_write_coded(so_file *out, int width, int height, int rows, int npieces,
+                    const uint8_t *z, const uint32_t *lens, const uint32_t *adler);
+
 #endif

@@ -21,6 +21,7 @@
 #include <stb_image.h>
 
 #include "check.h"
+#include "deflate_rle.h"
 #include "png_out.h"
 
 static uint32_t rd32(const uint8_t *p)
@@ -320,8 +321,75 @@ static void test_bad_args(void)
           "%d %d %d %d %d errno %d", r1, r2, r3, r4, r5, errno);
 }
 
+static int paeth(int a, int b, int c)
+{
+    int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/* png_encode_coded from pieces made as the GPU's coder makes them (Paeth
+ * rows, drle_compress a piece, joinable but the last, their Adler-32s):
+ * the file png_encode writes at the defaults, byte for byte. */
+static void test_coded(void)
+{
+    static const int sz[][2] = {{1, 1}, {7, 3}, {640, 360}, {300, 2000}, {5000, 300}};
+    for (size_t c = 0; c < sizeof sz / sizeof sz[0]; c++)
+        for (int pat = 0; pat < 4; pat++) {
+            const int w = sz[c][0], h = sz[c][1];
+            const size_t rowb = (size_t)w + 1, pitch = (size_t)w + 3;
+            const size_t pb = PNG_PIECE_BYTES / rowb;
+            const int rows = pb >= (size_t)h ? h : pb ? (int)pb : 1;
+            const int np = (h + rows - 1) / rows;
+            uint8_t *img = make(w, h, pitch, pat), *flt = malloc(rowb * (size_t)rows);
+            uint8_t *z = malloc(drle_bound(rowb * (size_t)rows) * (size_t)np), *a = NULL, *b = NULL;
+            uint32_t *lens = malloc(sizeof *lens * (size_t)np), *adl = malloc(sizeof *adl * (size_t)np);
+            size_t at = 0, la = 0, lb = 0;
+            png_opts o = {PNG_LEVEL_DEFAULT, PNG_FILTER_DEFAULT, 1, 0};
+            char name[96];
+            for (int k = 0; img && flt && z && lens && adl && k < np; k++) {
+                const int y0 = k * rows, nr = h - y0 < rows ? h - y0 : rows;
+                for (int r = 0; r < nr; r++) {
+                    const uint8_t *cu = img + (size_t)(y0 + r) * pitch;
+                    const uint8_t *pr = y0 + r ? cu - pitch : NULL;
+                    uint8_t *f = flt + (size_t)r * rowb;
+                    f[0] = 4;
+                    for (int x = 0; x < w; x++)
+                        f[1 + x] = (uint8_t)(cu[x] - paeth(x ? cu[x - 1] : 0, pr ? pr[x] : 0,
+                                                           x && pr ? pr[x - 1] : 0));
+                }
+                lens[k] = (uint32_t)drle_compress(flt, rowb * (size_t)nr, z + at, k + 1 == np);
+                adl[k] = libdeflate_adler32(1, flt, rowb * (size_t)nr);
+                at += lens[k];
+            }
+            snprintf(name, sizeof name, "png_encode_coded == png_encode: %dx%d %s, %d pieces", w,
+                     h, pat_name[pat], np);
+            CHECK(img && z && png_encode(img, w, h, pitch, &o, &a, &la) == 0 &&
+                      png_encode_coded(w, h, rows, np, z, lens, adl, &b, &lb) == 0 && la == lb &&
+                      !memcmp(a, b, la),
+                  name, "%zu vs %zu bytes", la, lb);
+            free(img);
+            free(flt);
+            free(z);
+            free(lens);
+            free(adl);
+            free(a);
+            free(b);
+        }
+    {
+        uint8_t *png = NULL;
+        size_t len = 0;
+        uint32_t l = 0, ad = 1;
+        errno = 0;
+        CHECK(png_encode_coded(4, 4, 3, 1, (const uint8_t *)"", &l, &ad, &png, &len) == -1 &&
+                  errno == EINVAL,
+              "png_encode_coded: a piece count that does not fit the rows -> EINVAL", "errno %d",
+              errno);
+    }
+}
+
 int main(void)
 {
+    test_coded();
     test_sizes();
     test_joins();
     test_tall_and_reproducible();
