@@ -319,7 +319,36 @@ __global__ void pg_tail(pg_dims d, const drle_tables *__restrict__ tab,
     adler[k] = a | b << 16;
 }
 
+/* The pieces back to back: piece k's bytes at the sum of the lengths
+ * before it, those past dst_cap left out. */
+__global__ void __launch_bounds__(PG_THREADS)
+pg_compact(pg_dims d, const uint8_t *__restrict__ out, const uint32_t *__restrict__ lens,
+           uint8_t *__restrict__ dst, size_t dst_cap)
+{
+    const uint32_t k = blockIdx.y;
+    __shared__ size_t at;
+    if (threadIdx.x == 0) {
+        size_t a = 0;
+        for (uint32_t q = 0; q < k; q++)
+            a += lens[q];
+        at = a;
+    }
+    __syncthreads();
+    for (size_t i = (size_t)blockIdx.x * PG_THREADS + threadIdx.x; i < lens[k];
+         i += (size_t)gridDim.x * PG_THREADS)
+        if (at + i < dst_cap)
+            dst[at + i] = out[k * d.cap + i];
+}
+
 // ---------------------------------------------------------------------------
+
+cudaError_t png_gpu_compact(const png_gpu_geom *g, const uint8_t *out, const uint32_t *lens,
+                            uint8_t *dst, size_t dst_cap, cudaStream_t stream)
+{
+    const pg_dims d = dims_of(g);
+    pg_compact<<<dim3(64, d.npieces), PG_THREADS, 0, stream>>>(d, out, lens, dst, dst_cap);
+    return cudaGetLastError();
+}
 
 size_t png_gpu_stack_bytes(void)
 {

@@ -67,6 +67,12 @@ cudaError_t png_gpu_code(const uint8_t *edge, int pitch, const png_gpu_geom *g, 
                          size_t scratch_bytes, uint8_t *out, uint32_t *lens, uint32_t *adler,
                          cudaStream_t stream);
 
+/* png_gpu_code's pieces (out, lens: device) back to back into dst
+ * (device, dst_cap bytes; what would go past it is left out).  Enqueued
+ * on `stream`. */
+cudaError_t png_gpu_compact(const png_gpu_geom *g, const uint8_t *out, const uint32_t *lens,
+                            uint8_t *dst, size_t dst_cap, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
