@@ -98,6 +98,16 @@ typedef struct frame_source {
     int (*next)(void *ctx, src_frame *fr, host_buf *buf);
 } frame_source;
 
+/* A PNG's image data coded on the GPU (kernels/png_gpu.h): npieces
+ * pieces of `rows` rows, back to back in z (piece k lens[k] bytes),
+ * adler[k] the Adler-32 of piece k's filtered rows: what png_write_coded
+ * takes. */
+typedef struct sink_png {
+    const uint8_t *z;
+    const uint32_t *lens, *adler;
+    int rows, npieces;
+} sink_png;
+
 /* One finished frame. */
 typedef struct sink_frame {
     int job;
@@ -113,6 +123,8 @@ typedef struct sink_frame {
                                GPU with `codes` (pipe_opts.hfyu), or NULL */
     size_t coded_bytes;
     const uint32_t *codes;
+    const sink_png *png;    /* the edge map as a PNG's image data coded on
+                               the GPU (pipe_opts.png_job), or NULL */
 } sink_frame;
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a

@@ -490,6 +490,16 @@ int code_job_cb(void *ctx, int j)
     return jb->out_kind == OUT_VIDEO && venc_is_ffvhuff(jb->vext, c->o->codec);
 }
 
+/* Does job j write PNG files (an image, or a video's frames as a PNG
+ * sequence), whose image data the GPU may code (pipe_opts.png_job)? */
+int png_job_cb(void *ctx, int j)
+{
+    const run_ctx *c = ctx;
+    const job *jb = &c->jobs[j];
+    return (jb->out_kind == OUT_IMAGE || jb->out_kind == OUT_SEQUENCE) &&
+           jb->fmt == IMG_FMT_PNG;
+}
+
 /* May job j go to an engine that decodes in software beside NVDEC's
  * (engines.c mix_lanes)?  Where its writer leaves the cores free: frames
  * coded on the GPU (.mkv) or written raw (.y4m).  Other writers (H.264,

@@ -69,6 +69,15 @@ static int engine_opts(run_ctx *c, pipe_opts *po, rep_stats *rep, chk_stats *chk
             ge_why_clear();
             break;
         }
+    /* PNG files' image data coded on the GPU: the writer's own bytes at
+     * its defaults (level 1, Paeth rows; kernels/png_gpu.h) */
+    po->png_job = png_job_cb;
+    po->png_piece_bytes = 0;
+    for (int i = 0; o->png_level == PNG_LEVEL_RLE && i < c->njobs; i++)
+        if (png_job_cb(c, i)) {
+            po->png_piece_bytes = PNG_PIECE_BYTES;
+            break;
+        }
     po->report = o->report ? rep : NULL;
     po->check = chk;
     po->stop = &sig_stop; /* the engine stops where a signal asks (DESIGN.md §6) */

@@ -168,6 +168,7 @@ typedef struct run_start {
 int plan_jobs(run_ctx *c);
 const char *job_name_cb(void *ctx, int j);
 int code_job_cb(void *ctx, int j);
+int png_job_cb(void *ctx, int j);
 int job_mix_decoders(const run_ctx *c, int j);
 void jobs_free(run_ctx *c);
 void lane_claim(run_ctx *c, int ji);

@@ -7,6 +7,7 @@
 #include "run_int.h"
 
 #include "bigbuf.h"
+#include "png_out.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +102,11 @@ static int write_image(run_ctx *c, const char *path, int fmt, const sink_frame *
 {
     so_file *f = NULL;
     ge_why_clear();
+    const sink_png *p = fmt == IMG_FMT_PNG ? fr->png : NULL;
     if (!sig_stopped() && so_open(&f, path, &c->so, c->inputs, c->njobs) == 0 &&
-        img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width) == 0) {
+        (p ? png_write_coded(f, fr->width, fr->height, p->rows, p->npieces, p->z, p->lens,
+                             p->adler)
+           : img_write(f, fmt, fr->edge, fr->width, fr->height, fr->width)) == 0) {
         hook_hold_write(); /* (test build: a signal before the commit) */
         if (!sig_stopped() && so_commit(&f) == 0)
             return 0;
@@ -173,12 +177,14 @@ void close_output(run_ctx *c, int abandon)
     c->sink_failed = 0;
 }
 
-/* An image encoded behind the sink by the encode pool. */
+/* An image encoded behind the sink by the encode pool: its edge map, or
+ * the PNG image data the GPU coded (lens, adler, then the bytes). */
 typedef struct enc_task {
     run_ctx *c;
     int job;
     int width, height;
-    uint8_t edge[]; /* width * height */
+    int png_rows, png_npieces; /* 0: edge[] is the edge map */
+    uint8_t edge[]; /* width * height, or the PNG's image data */
 } enc_task;
 
 /* Start-up figure: the first output written (writer thread or the
@@ -210,7 +216,17 @@ static void encode_task(void *arg)
     enc_task *t = arg;
     run_ctx *c = t->c;
     sink_frame fr = {.job = t->job, .width = t->width, .height = t->height, .edge = t->edge};
+    sink_png png;
     double t0 = ge_now();
+    if (t->png_npieces) {
+        png.lens = (const uint32_t *)(const void *)t->edge;
+        png.adler = png.lens + t->png_npieces;
+        png.z = (const uint8_t *)(png.adler + t->png_npieces);
+        png.rows = t->png_rows;
+        png.npieces = t->png_npieces;
+        fr.png = &png;
+        fr.edge = NULL;
+    }
     /* each image job has one frame: no other thread touches this job */
     image_done(c, &c->jobs[t->job], &fr);
     if (c->rep)
@@ -223,15 +239,30 @@ static void encode_task(void *arg)
  * slot goes back at once).  0 queued, -1 not (encode it here). */
 static int encode_behind(run_ctx *c, const sink_frame *fr)
 {
-    size_t n = (size_t)fr->width * fr->height;
+    const sink_png *p = fr->png;
+    size_t n = (size_t)fr->width * fr->height, meta = 0;
     enc_task *t;
-    if (!c->enc_pool || !(t = bb_alloc(sizeof *t + n)))
+    if (p) { /* (smaller than the edge map: png_coded) */
+        meta = 2 * sizeof *p->lens * (size_t)p->npieces;
+        n = 0;
+        for (int k = 0; k < p->npieces; k++)
+            n += p->lens[k];
+    }
+    if (!c->enc_pool || !(t = bb_alloc(sizeof *t + meta + n)))
         return -1;
     t->c = c;
     t->job = fr->job;
     t->width = fr->width;
     t->height = fr->height;
-    memcpy(t->edge, fr->edge, n);
+    t->png_rows = p ? p->rows : 0;
+    t->png_npieces = p ? p->npieces : 0;
+    if (p) {
+        memcpy(t->edge, p->lens, meta / 2);
+        memcpy(t->edge + meta / 2, p->adler, meta / 2);
+        memcpy(t->edge + meta, p->z, n);
+    } else {
+        memcpy(t->edge, fr->edge, n);
+    }
     c->jobs[fr->job].encq = 1; /* the encode task decides it now */
     if (wp_submit(c->enc_pool, encode_task, t)) {
         c->jobs[fr->job].encq = 0;

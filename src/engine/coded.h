@@ -1,7 +1,9 @@
 /*
- * coded.h — an output slot's edge map coded as an FFVHuff packet on the
- * GPU (kernels/hfyu_gpu.h) and brought back beside the edge map, so that
- * a .mkv writer only muxes it (DESIGN.md §4).  pipeline.c's GPU engine
+ * coded.h — an output slot's edge map coded on the GPU and brought back
+ * beside the edge map: as an FFVHuff packet (kernels/hfyu_gpu.h), so that
+ * a .mkv writer only muxes it, or as a PNG's image data
+ * (kernels/png_gpu.h), so that a PNG writer only writes its chunks
+ * (DESIGN.md §4).  pipeline.c's GPU engine
  * (CUDA builds only); a slot's buffers grow between uses of the slot and
  * are never freed in the frame loop otherwise.
  */
@@ -14,6 +16,7 @@
 
 #include "frames.h"
 #include "hfyu_gpu.h"
+#include "png_gpu.h"
 
 typedef struct pipe_coded {
     uint32_t *d_out;            /* the coded words (hfyu_gpu_max_bytes) */
@@ -41,5 +44,36 @@ int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
  * edge map then goes out as pixels). */
 const uint8_t *coded_packet(const pipe_coded *c, size_t *n);
 void coded_free(pipe_coded *c);
+
+typedef struct pipe_png {
+    png_gpu_geom g;
+    uint8_t *d_out;     /* the pieces (png_gpu_out_bytes) */
+    size_t d_cap;
+    uint8_t *d_z;       /* the pieces back to back: the first w x h bytes */
+    size_t dz_cap;
+    uint32_t *d_meta;   /* lens then adler, npieces each */
+    size_t dm_cap;
+    void *d_scratch;
+    size_t scratch_cap;
+    cudaEvent_t done;   /* coded (compute stream) */
+    host_buf h;         /* pinned: lens, adler, then the first `got` bytes of z */
+    size_t got;
+    int on;             /* this slot's frame was coded */
+} pipe_png;
+
+/* Codes the w x h edge map at d_edge (device, pitch w) as a PNG's image
+ * data, pieces of piece_bytes filtered bytes (the writer's), on `comp`
+ * after what is queued there, and queues on `dl` (after
+ * that) the download of the pieces' lengths and Adler-32s and of their
+ * bytes back to back, the first w x h of them (image data no larger than
+ * the edge map comes back whole).  Sets p->on.  0, or -1 with the reason
+ * recorded. */
+int png_enqueue(pipe_png *p, const uint8_t *d_edge, int w, int h, size_t piece_bytes,
+                cudaStream_t comp, cudaStream_t dl, const char *name);
+/* Once `dl` has passed the download: the image data in *out (pointing
+ * into p), or NULL when the frame was not coded or its data is larger
+ * than what came back (the edge map then goes to the PNG writer). */
+const sink_png *png_coded(const pipe_png *p, sink_png *out);
+void png_free(pipe_png *p);
 
 #endif

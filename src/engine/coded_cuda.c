@@ -63,3 +63,68 @@ void coded_free(pipe_coded *c)
     host_buf_free(&c->h);
     memset(c, 0, sizeof *c);
 }
+
+int png_enqueue(pipe_png *p, const uint8_t *d_edge, int w, int h, size_t piece_bytes,
+                cudaStream_t comp, cudaStream_t dl, const char *name)
+{
+    const size_t npx = (size_t)w * (size_t)h;
+    size_t meta, rows;
+    int ret = 0;
+    p->on = 0;
+    rows = piece_bytes / ((size_t)w + 1);
+    if (png_gpu_geom_of(w, h, rows < 1 ? 1 : rows > (size_t)h ? h : (int)rows, &p->g))
+        return 0; /* beyond the GPU coder: the cores write it */
+    meta = 2 * sizeof(uint32_t) * (size_t)p->g.npieces;
+    if (!p->done)
+        CUDA_TRY(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming));
+    p->h.pinned = 1;
+    /* (the slot came back from the writer after its download: nothing in
+     * flight uses its buffers) */
+    if (dev_reserve((void **)&p->d_out, &p->d_cap, png_gpu_out_bytes(&p->g), 0, name) ||
+        dev_reserve((void **)&p->d_z, &p->dz_cap, npx, 0, name) ||
+        dev_reserve((void **)&p->d_meta, &p->dm_cap, meta, 0, name) ||
+        dev_reserve(&p->d_scratch, &p->scratch_cap, png_gpu_scratch_bytes(&p->g), 0, name))
+        return -1;
+    if (host_buf_reserve(&p->h, meta + npx))
+        return ge_fail_in(name, "out of host memory for a %dx%d frame", w, h);
+    CUDA_TRY(png_gpu_code(d_edge, w, &p->g, p->d_scratch, p->scratch_cap, p->d_out, p->d_meta,
+                          p->d_meta + p->g.npieces, comp));
+    CUDA_TRY(png_gpu_compact(&p->g, p->d_out, p->d_meta, p->d_z, npx, comp));
+    CUDA_TRY(cudaEventRecord(p->done, comp));
+    CUDA_TRY(cudaStreamWaitEvent(dl, p->done, 0));
+    CUDA_TRY(cudaMemcpyAsync(p->h.p, p->d_meta, meta, cudaMemcpyDeviceToHost, dl));
+    p->got = npx;
+    CUDA_TRY(cudaMemcpyAsync((uint8_t *)p->h.p + meta, p->d_z, npx, cudaMemcpyDeviceToHost, dl));
+    p->on = 1;
+end:
+    return ret;
+}
+
+const sink_png *png_coded(const pipe_png *p, sink_png *out)
+{
+    const uint32_t *lens = p->h.p;
+    size_t total = 0;
+    if (!p->on)
+        return NULL;
+    for (int k = 0; k < p->g.npieces; k++)
+        total += lens[k];
+    if (total > p->got)
+        return NULL;
+    out->lens = lens;
+    out->adler = lens + p->g.npieces;
+    out->z = (const uint8_t *)(lens + 2 * p->g.npieces);
+    out->rows = p->g.rows;
+    out->npieces = p->g.npieces;
+    return out;
+}
+
+void png_free(pipe_png *p)
+{
+    if (p->d_out) CUDA_QUIET(cudaFree(p->d_out));
+    if (p->d_z) CUDA_QUIET(cudaFree(p->d_z));
+    if (p->d_meta) CUDA_QUIET(cudaFree(p->d_meta));
+    if (p->d_scratch) CUDA_QUIET(cudaFree(p->d_scratch));
+    if (p->done) CUDA_QUIET(cudaEventDestroy(p->done));
+    host_buf_free(&p->h);
+    memset(p, 0, sizeof *p);
+}

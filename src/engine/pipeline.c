@@ -104,6 +104,7 @@ typedef struct out_slot {
     size_t d_edge_cap;
     unsigned long long *d_hist;
     pipe_coded code;       /* the edge map coded for a .mkv writer */
+    pipe_png png;          /* the edge map coded for a PNG writer */
     cudaEvent_t ev[EV_N];
     cudaEvent_t s_done[2]; /* strips: edge rows of half k written */
     cudaEvent_t s_dl[2];   /* strips: edge rows of half k downloaded */
@@ -304,8 +305,10 @@ static void *writer_thread(void *arg)
                 .edge = s->h_edge.p, .hist = s->h_hist,
                 .on_device = f_on_device(s),
             };
+            sink_png sp;
             if ((sf.coded = coded_packet(&s->code, &sf.coded_bytes)))
                 sf.codes = o->hfyu;
+            sf.png = png_coded(&s->png, &sp);
             double wms = 0, t2 = tnow(e);
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
                 eng_fail_reported(e);
@@ -721,6 +724,11 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
     if (opt->hfyu && !dev_exact(e) && opt->code_job(opt->job_ctx, o->fr.job) &&
         coded_enqueue(&o->code, o->d_edge, w, h, opt->hfyu, e->comp, e->dl, name))
         return -1;
+    /* a PNG writer's: its image data too */
+    o->png.on = 0;
+    if (opt->png_piece_bytes && !dev_exact(e) && opt->png_job(opt->job_ctx, o->fr.job) &&
+        png_enqueue(&o->png, o->d_edge, w, h, opt->png_piece_bytes, e->comp, e->dl, name))
+        return -1;
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
     s->used = 1;
 end:
@@ -741,8 +749,18 @@ static int engine_init(gpu_engine *e)
      * free now (the rest for the runtime, other processes and fragmentation).
      * Pinned host buffers: each within a share of --mem-limit. */
     {
-        size_t fr = 0, tot = 0;
+        size_t fr = 0, tot = 0, stack = 0;
         e->strip_job = -1;
+        /* the PNG coder's table step needs more stack a thread than the
+         * default; raised now, before the budget, since the driver would
+         * raise it at the first launch and reserve it for every thread the
+         * device can hold (png_gpu.h) */
+        if (e->o->png_piece_bytes) {
+            size_t need = png_gpu_stack_bytes();
+            CUDA_TRY(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+            if (need > stack)
+                CUDA_TRY(cudaDeviceSetLimit(cudaLimitStackSize, need));
+        }
         if (dev_exact(e)) {
             e->budget = e->o->mem_limit;
         } else {
@@ -815,6 +833,7 @@ static void engine_free(gpu_engine *e)
         if (s->d_edge) CUDA_QUIET(cudaFree(s->d_edge));
         if (s->d_hist) CUDA_QUIET(cudaFree(s->d_hist));
         coded_free(&s->code);
+        png_free(&s->png);
         for (int k = 0; k < EV_N; k++)
             if (s->ev[k]) CUDA_QUIET(cudaEventDestroy(s->ev[k]));
         for (int k = 0; k < 2; k++) {

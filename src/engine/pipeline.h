@@ -45,6 +45,12 @@ typedef struct pipe_opts {
                              comes to the sink as a packet coded on the GPU
                              (sink_frame.coded); NULL: none */
     int (*code_job)(void *ctx, int job); /* called with job_ctx */
+    size_t png_piece_bytes; /* GPU: the frames of the jobs png_job says 1
+                             to also come to the sink as a PNG's image data
+                             coded on the GPU (sink_frame.png), in pieces of
+                             this many filtered bytes (the PNG writer's at
+                             its defaults); 0: none */
+    int (*png_job)(void *ctx, int job); /* called with job_ctx */
     ge_ctx *ctx;          /* the libgpuedge context (api.h) every frame's
                              compute goes through, made for the engine's
                              backend from params; NULL: the engine makes
