@@ -137,8 +137,11 @@ NVFLAGS ?= -O3
 # 410 s with --threads 0 (45 % more CPU time; docs/bench-log.md "Build"); try it
 # where idle cores outnumber make's jobs.
 NVCC_THREADS ?=
+# -fno-gnu-unique: the function-local statics of CUB's inline functions
+# (kernels/png_gpu.cu's scans) weak and hidden, not GNU-unique globals, so
+# that libgpuedge.a's objcopy --localize-hidden takes them too.
 ALL_NVFLAGS = $(NVFLAGS) $(if $(NVCC_THREADS),--threads $(NVCC_THREADS)) -lineinfo -fmad=false -std=c++17 $(GENCODE) \
-              $(SRC_INC) -Xcompiler -Wall,-Wextra -MMD -MP $(PIC_NVFLAGS)
+              $(SRC_INC) -Xcompiler -Wall,-Wextra,-fno-gnu-unique -MMD -MP $(PIC_NVFLAGS)
 
 # CUDA-only C sources: in the CUDA build only; the CPU-only variant compiles
 # NOCUDA_SRCS (stubs of their entry points, failing "built without CUDA")

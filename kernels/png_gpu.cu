@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <cuda_runtime.h>
+/* no NVTX ranges in CUB's scans: their function-local statics would be
+ * global (GNU unique) symbols of libgpuedge.a (tests/cli/library.sh) */
+#define CCCL_DISABLE_NVTX
 #include <cub/device/device_scan.cuh>
 
 #include "drle_core.h"
