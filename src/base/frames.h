@@ -98,6 +98,13 @@ typedef struct frame_source {
     int (*next)(void *ctx, src_frame *fr, host_buf *buf);
 } frame_source;
 
+/* Memory an engine lends a sink past put(): the sink gives it back once
+ * done with it, from any thread (a packet the GPU coded, which the .mkv
+ * writer then writes from where it was downloaded instead of copying it). */
+typedef struct buf_loan {
+    void (*give_back)(struct buf_loan *l);
+} buf_loan;
+
 /* One finished frame. */
 typedef struct sink_frame {
     int job;
@@ -113,6 +120,10 @@ typedef struct sink_frame {
                                GPU with `codes` (pipe_opts.hfyu), or NULL */
     size_t coded_bytes;
     const uint32_t *codes;
+    /* lend_coded(lend_ctx) lends `coded`'s memory to the sink, or returns
+     * NULL (none to spare: the sink copies it in put()); NULL: never */
+    buf_loan *(*lend_coded)(void *lend_ctx);
+    void *lend_ctx;
 } sink_frame;
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a
