@@ -108,6 +108,13 @@ typedef struct sink_png {
     int rows, npieces;
 } sink_png;
 
+/* Memory an engine lends a sink past put(): the sink gives it back once
+ * done with it, from any thread (a packet the GPU coded, which the .mkv
+ * writer then writes from where it was downloaded instead of copying it). */
+typedef struct buf_loan {
+    void (*give_back)(struct buf_loan *l);
+} buf_loan;
+
 /* One finished frame. */
 typedef struct sink_frame {
     int job;
@@ -125,6 +132,10 @@ typedef struct sink_frame {
     const uint32_t *codes;
     const sink_png *png;    /* the edge map as a PNG's image data coded on
                                the GPU (pipe_opts.png_job), or NULL */
+    /* lend_coded(lend_ctx) lends `coded`'s memory to the sink, or returns
+     * NULL (none to spare: the sink copies it in put()); NULL: never */
+    buf_loan *(*lend_coded)(void *lend_ctx);
+    void *lend_ctx;
 } sink_frame;
 
 /* A sink.  put() consumes one frame (returns 0, or -1 on a fatal error; a

@@ -337,7 +337,8 @@ static void put_video(run_ctx *c, job *j, const sink_frame *fr)
     ge_why_clear();
     /* the packet the GPU coded, when the writer takes it; else the pixels */
     int r = fr->coded ? venc_put_coded(c->enc, fr->coded, fr->coded_bytes, fr->codes,
-                                       fr->width, fr->height, ts, fr->duration)
+                                       fr->width, fr->height, ts, fr->duration,
+                                       fr->lend_coded, fr->lend_ctx)
                       : 1;
     if (r == 1)
         r = venc_put_sized(c->enc, fr->edge, fr->width, fr->height, fr->width, ts, fr->duration);

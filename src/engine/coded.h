@@ -18,6 +18,19 @@
 #include "hfyu_gpu.h"
 #include "png_gpu.h"
 
+/* The pinned buffers the packets come back into, one pool an engine: a
+ * slot's buffer may be lent to the sink with its packet (coded_lend), and
+ * the slot then takes another from the pool; a lent buffer comes back to
+ * the pool when the sink gives it back, from any thread, also after the
+ * engine has ended (coded_pool_close). */
+typedef struct coded_pool coded_pool;
+typedef struct coded_blk coded_blk;
+
+coded_pool *coded_pool_new(void);
+/* The engine is done with the pool: its free buffers go now, lent ones as
+ * they come back. */
+void coded_pool_close(coded_pool *p);
+
 typedef struct pipe_coded {
     uint32_t *d_out;            /* the coded words (hfyu_gpu_max_bytes) */
     size_t d_cap;
@@ -26,7 +39,8 @@ typedef struct pipe_coded {
     unsigned long long *d_bytes; /* the packet's size, device */
     unsigned long long *h_bytes; /* and pinned host */
     cudaEvent_t done;           /* coded (compute stream) */
-    host_buf h;                 /* pinned: the packet's first `got` bytes */
+    coded_pool *pool;
+    coded_blk *blk;             /* pinned: the packet's first `got` bytes */
     size_t got;
     int on;                     /* this slot's frame was coded */
 } pipe_coded;
@@ -43,6 +57,11 @@ int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
  * the frame was not coded or its packet is larger than what came back (the
  * edge map then goes out as pixels). */
 const uint8_t *coded_packet(const pipe_coded *c, size_t *n);
+/* sink_frame.lend_coded for a pipe_coded: its packet's buffer, lent (the
+ * slot takes another at its next frame), or NULL when CODED_LEND_BYTES are
+ * out already (the sink copies). */
+buf_loan *coded_lend(void *pipe_coded_ctx);
+/* Frees the slot's device buffers; its host buffer goes back to the pool. */
 void coded_free(pipe_coded *c);
 
 typedef struct pipe_png {

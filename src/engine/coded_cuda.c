@@ -4,13 +4,164 @@
  */
 #include "coded.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gpu.h"
 #include "hostbuf.h"
 #include "util.h"
 
 #define GE_CUDA_RECORD /* CUDA failures are recorded, not printed (DESIGN.md §9) */
 #include "cuda_check.h"
+
+/* At most this many bytes of an engine's packet buffers lent at once (what
+ * the .mkv writer holds: its encoder ring and the packets its writer
+ * threads have not written yet); past it the sink copies, as it does
+ * without lending. */
+#define CODED_LEND_BYTES ((size_t)256 << 20)
+
+struct coded_blk {
+    buf_loan loan; /* first: a lent buffer is its loan */
+    coded_blk *next;
+    coded_pool *pool;
+    uint8_t *p;
+    size_t cap;
+    int pinned;
+};
+
+struct coded_pool {
+    pthread_mutex_t mu;
+    coded_blk *free;
+    size_t lent;   /* bytes */
+    int nlent;
+    int closed;
+};
+
+static void blk_free(coded_blk *b)
+{
+    if (b->pinned)
+        gpu_host_free(b->p);
+    else
+        free(b->p);
+    free(b);
+}
+
+static void pool_destroy(coded_pool *p)
+{
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+coded_pool *coded_pool_new(void)
+{
+    coded_pool *p = calloc(1, sizeof *p);
+    if (p && pthread_mutex_init(&p->mu, NULL)) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+void coded_pool_close(coded_pool *p)
+{
+    coded_blk *b, *list;
+    int last;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    list = p->free;
+    p->free = NULL;
+    p->closed = 1;
+    last = p->nlent == 0;
+    pthread_mutex_unlock(&p->mu);
+    while ((b = list)) {
+        list = b->next;
+        blk_free(b);
+    }
+    if (last)
+        pool_destroy(p);
+}
+
+/* b back into its pool (or freed, with the pool when it was the last one
+ * out and the engine has ended).  lent: it comes back from the sink. */
+static void blk_put(coded_blk *b, int lent)
+{
+    coded_pool *p = b->pool;
+    int gone, last = 0;
+    pthread_mutex_lock(&p->mu);
+    if (lent) {
+        p->lent -= b->cap;
+        p->nlent--;
+    }
+    gone = p->closed;
+    if (gone)
+        last = p->nlent == 0;
+    else {
+        b->next = p->free;
+        p->free = b;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (gone) {
+        blk_free(b);
+        if (last)
+            pool_destroy(p);
+    }
+}
+
+static void give_back(buf_loan *l)
+{
+    blk_put((coded_blk *)l, 1);
+}
+
+/* A buffer of at least n bytes: a free one of the pool (smaller ones are
+ * freed: the frames grew), else a new one, pinned where possible. */
+static coded_blk *blk_get(coded_pool *p, size_t n)
+{
+    coded_blk *b;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        if ((b = p->free))
+            p->free = b->next;
+        pthread_mutex_unlock(&p->mu);
+        if (!b || b->cap >= n)
+            break;
+        blk_free(b);
+    }
+    if (b)
+        return b;
+    if (!(b = calloc(1, sizeof *b)))
+        return NULL;
+    b->loan.give_back = give_back;
+    b->pool = p;
+    b->cap = n;
+    b->pinned = (b->p = gpu_host_alloc(n)) != NULL;
+    if (!b->p && !(b->p = malloc(n))) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+buf_loan *coded_lend(void *ctx)
+{
+    pipe_coded *c = ctx;
+    coded_blk *b = c->blk;
+    coded_pool *p;
+    if (!b)
+        return NULL;
+    p = b->pool;
+    pthread_mutex_lock(&p->mu);
+    if (p->lent + b->cap > CODED_LEND_BYTES) {
+        b = NULL;
+    } else {
+        p->lent += b->cap;
+        p->nlent++;
+        c->blk = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return b ? &b->loan : NULL;
+}
 
 int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
                   const uint32_t *codes, cudaStream_t comp, cudaStream_t dl,
@@ -25,13 +176,16 @@ int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
         CUDA_TRY(cudaMalloc((void **)&c->d_bytes, sizeof *c->d_bytes));
     if (!c->h_bytes)
         CUDA_TRY(cudaMallocHost((void **)&c->h_bytes, sizeof *c->h_bytes));
-    c->h.pinned = 1;
     /* (the slot came back from the writer after its download: nothing in
-     * flight uses its buffers) */
+     * flight uses its buffers; a lent host buffer is the sink's now) */
     if (dev_reserve((void **)&c->d_out, &c->d_cap, max, 0, name) ||
         dev_reserve(&c->d_scratch, &c->scratch_cap, hfyu_gpu_scratch_bytes(w, h), 0, name))
         return -1;
-    if (host_buf_reserve(&c->h, npx))
+    if (c->blk && c->blk->cap < npx) {
+        blk_put(c->blk, 0);
+        c->blk = NULL;
+    }
+    if (!c->blk && !(c->blk = blk_get(c->pool, npx)))
         return ge_fail_in(name, "out of host memory for a %dx%d frame", w, h);
     CUDA_TRY(hfyu_gpu(d_edge, w, w, h, codes, c->d_out, c->d_scratch, c->d_bytes, comp));
     CUDA_TRY(cudaEventRecord(c->done, comp));
@@ -39,7 +193,7 @@ int coded_enqueue(pipe_coded *c, const uint8_t *d_edge, int w, int h,
     CUDA_TRY(cudaMemcpyAsync(c->h_bytes, c->d_bytes, sizeof *c->h_bytes,
                              cudaMemcpyDeviceToHost, dl));
     c->got = npx < max ? npx : max;
-    CUDA_TRY(cudaMemcpyAsync(c->h.p, c->d_out, c->got, cudaMemcpyDeviceToHost, dl));
+    CUDA_TRY(cudaMemcpyAsync(c->blk->p, c->d_out, c->got, cudaMemcpyDeviceToHost, dl));
     c->on = 1;
 end:
     return ret;
@@ -47,10 +201,10 @@ end:
 
 const uint8_t *coded_packet(const pipe_coded *c, size_t *n)
 {
-    if (!c->on || *c->h_bytes > c->got)
+    if (!c->on || !c->blk || *c->h_bytes > c->got)
         return NULL;
     *n = (size_t)*c->h_bytes;
-    return c->h.p;
+    return c->blk->p;
 }
 
 void coded_free(pipe_coded *c)
@@ -60,8 +214,11 @@ void coded_free(pipe_coded *c)
     if (c->d_bytes) CUDA_QUIET(cudaFree(c->d_bytes));
     if (c->h_bytes) CUDA_QUIET(cudaFreeHost(c->h_bytes));
     if (c->done) CUDA_QUIET(cudaEventDestroy(c->done));
-    host_buf_free(&c->h);
+    if (c->blk)
+        blk_put(c->blk, 0);
+    coded_pool *pool = c->pool;
     memset(c, 0, sizeof *c);
+    c->pool = pool;
 }
 
 int png_enqueue(pipe_png *p, const uint8_t *d_edge, int w, int h, size_t piece_bytes,

@@ -125,6 +125,7 @@ typedef struct gpu_engine {
     cudaStream_t up, comp, dl;
     float *d_grey, *d_blur_h, *d_blur;
     size_t plane_cap; /* pixels */
+    coded_pool *coded; /* the output slots' packet buffers */
     void *d_canny;    /* --canny scratch (canny_scratch_bytes): compute stream only */
     size_t canny_cap;
     size_t budget;    /* GPU memory for frame buffers, all slots (bytes) */
@@ -306,8 +307,11 @@ static void *writer_thread(void *arg)
                 .on_device = f_on_device(s),
             };
             sink_png sp;
-            if ((sf.coded = coded_packet(&s->code, &sf.coded_bytes)))
+            if ((sf.coded = coded_packet(&s->code, &sf.coded_bytes))) {
                 sf.codes = o->hfyu;
+                sf.lend_coded = coded_lend;
+                sf.lend_ctx = &s->code;
+            }
             sf.png = png_coded(&s->png, &sp);
             double wms = 0, t2 = tnow(e);
             if (e->sink->put(e->sink->ctx, &sf, &wms) < 0)
@@ -780,8 +784,11 @@ static int engine_init(gpu_engine *e)
         }
         q_push(&e->free_in, s);
     }
+    if (!(e->coded = coded_pool_new()))
+        return ge_fail("out of host memory");
     for (int i = 0; i < e->nslots; i++) {
         out_slot *s = &e->out[i];
+        s->code.pool = e->coded;
         s->h_edge.pinned = s->h_grey.pinned = s->h_blur_h.pinned = s->h_blur.pinned = 1;
         s->h_edge.pin_max = s->h_grey.pin_max = s->h_blur_h.pin_max = s->h_blur.pin_max =
             e->o->mem_limit / (2 * (size_t)e->nslots);
@@ -841,6 +848,7 @@ static void engine_free(gpu_engine *e)
             if (s->s_dl[k]) CUDA_QUIET(cudaEventDestroy(s->s_dl[k]));
         }
     }
+    coded_pool_close(e->coded);
     if (e->d_grey) CUDA_QUIET(cudaFree(e->d_grey));
     if (e->d_blur_h) CUDA_QUIET(cudaFree(e->d_blur_h));
     if (e->d_blur) CUDA_QUIET(cudaFree(e->d_blur));

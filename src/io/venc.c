@@ -551,8 +551,34 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
  * that takes it only passes it to the muxer), so it is muxed in order
  * among the frames coded here; with one encoder (no threads), whose
  * packets come out at once, it is muxed here. */
+static void give_loan(void *opaque, uint8_t *data)
+{
+    buf_loan *l = opaque;
+    (void)data;
+    l->give_back(l);
+}
+
+/* pkt refers to the lent packet (no copy): 0, or -1 (lend nothing, copy) */
+static int pkt_lent(AVPacket *pkt, const uint8_t *data, size_t n, int64_t pts,
+                    buf_loan *(*lend)(void *), void *lend_ctx)
+{
+    buf_loan *l = lend(lend_ctx);
+    if (!l)
+        return -1;
+    if (!(pkt->buf = av_buffer_create((uint8_t *)data, (int)n, give_loan, l,
+                                      AV_BUFFER_FLAG_READONLY))) {
+        l->give_back(l);
+        return -1;
+    }
+    pkt->data = pkt->buf->data;
+    pkt->size = (int)n;
+    pkt->pts = pkt->dts = pts;
+    pkt->flags |= AV_PKT_FLAG_KEY;
+    return 0;
+}
+
 static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
-                     int64_t duration)
+                     int64_t duration, buf_loan *(*lend)(void *), void *lend_ctx)
 {
     enc_slot *slot = NULL;
     AVPacket *pkt = w->pkt;
@@ -572,7 +598,10 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
     if (slot)
         pkt = slot->pkt;
     t0 = ge_now();
-    if ((ret = pkt_fill(w, pkt, data, n, pts)) < 0) {
+    /* mkvw's writers take the packet from where the engine downloaded it
+     * (libavformat's muxer would want padding after it) */
+    ret = w->mkv && lend ? pkt_lent(pkt, data, n, pts, lend, lend_ctx) : -1;
+    if (ret < 0 && (ret = pkt_fill(w, pkt, data, n, pts)) < 0) {
         venc_error(w, "allocating a packet", ret);
         return -1;
     }
@@ -589,13 +618,14 @@ static int put_coded(venc_writer *w, const uint8_t *data, size_t n, int64_t pts,
 }
 
 int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
-                   int width, int height, int64_t pts, int64_t duration)
+                   int width, int height, int64_t pts, int64_t duration,
+                   buf_loan *(*lend)(void *lend_ctx), void *lend_ctx)
 {
     if (!w || !w->hfyu || width != w->w || height != w->h || !data ||
         n > (size_t)INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE ||
         memcmp(codes, w->hfyu->cl, sizeof w->hfyu->cl))
         return 1;
-    if (put_coded(w, data, n, pts, duration) == 0)
+    if (put_coded(w, data, n, pts, duration, lend, lend_ctx) == 0)
         return 0;
     return hand_why(w);
 }

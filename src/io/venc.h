@@ -62,6 +62,7 @@
 #include <stdint.h>
 #include <libavutil/rational.h>
 
+#include "frames.h"
 #include "safeout.h"
 
 typedef struct venc_opts {
@@ -138,12 +139,15 @@ int venc_put_sized(venc_writer *w, const uint8_t *edge, int width, int height,
 
 /* A frame already coded as FFVHuff (the GPU's hfyu_gpu: the bytes
  * hfyu_enc.c writes) with `codes` (256 entries, code << 5 | length): the
- * packet is copied and muxed in order.  Taken only by an FFVHuff writer
- * of gray8 whose tables are exactly these codes, for a frame of the
- * writer's size; otherwise 1 (nothing done: put the frame's pixels with
- * venc_put_sized).  0 taken, -1 as venc_put. */
+ * packet is muxed in order.  Taken only by an FFVHuff writer of gray8
+ * whose tables are exactly these codes, for a frame of the writer's size;
+ * otherwise 1 (nothing done: put the frame's pixels with venc_put_sized).
+ * 0 taken, -1 as venc_put.  The packet is copied, unless the .mkv writer
+ * (mkvw.h) writes it and lend (NULL: never) lends `data`'s memory: it is
+ * then given back once written or dropped, from any thread. */
 int venc_put_coded(venc_writer *w, const uint8_t *data, size_t n, const uint32_t *codes,
-                   int width, int height, int64_t pts, int64_t duration);
+                   int width, int height, int64_t pts, int64_t duration,
+                   buf_loan *(*lend)(void *lend_ctx), void *lend_ctx);
 /* The codes an FFVHuff .mkv writer codes gray8 edge maps with (its fixed
  * tables), into cl as venc_put_coded takes them.  0, or -1 (recorded). */
 int venc_ffvhuff_codes(uint32_t cl[256]);

@@ -87,9 +87,53 @@ static int coded_tab(hfyu_tab *t)
     return 0;
 }
 
-/* Writes case c with venc, as pixels, or with `coded` as packets coded
- * here (venc_put_coded, the GPU engine's way); 0, or -1.  *muxer: who
- * wrote it. */
+/* Packets lent to the writer as the GPU engine lends them (its pool,
+ * coded_cuda.c): each in its own buffer; every fifth lend refused (the
+ * writer then copies).  Counted: every lent one must come back once. */
+typedef struct tloan {
+    buf_loan l;
+    uint8_t *p;
+} tloan;
+static int n_lent, n_back, n_refused;
+
+static void tloan_free(tloan *t)
+{
+    if (t)
+        free(t->p);
+    free(t);
+}
+
+static void t_give_back(buf_loan *l)
+{
+    tloan_free((tloan *)l);
+    __atomic_add_fetch(&n_back, 1, __ATOMIC_RELAXED);
+}
+
+static buf_loan *t_lend(void *ctx)
+{
+    tloan **cur = ctx, *t = *cur;
+    if ((n_lent + n_refused) % 5 == 4) {
+        n_refused++;
+        return NULL;
+    }
+    *cur = NULL;
+    n_lent++;
+    return &t->l;
+}
+
+/* The packets lent since the last call all came back? */
+static int loans_back(void)
+{
+    int ok = __atomic_load_n(&n_back, __ATOMIC_RELAXED) == n_lent;
+    n_lent = n_back = n_refused = 0;
+    return ok;
+}
+
+enum { PIXELS, CODED, LENT };
+
+/* Writes case c with venc: as pixels, as packets coded here (CODED,
+ * venc_put_coded, the GPU engine's way), or those lent (LENT); 0, or -1.
+ * *muxer: who wrote it. */
 static int write_case_as(const mcase *c, const char *name, int via, int coded,
                          const char **muxer)
 {
@@ -116,10 +160,24 @@ static int write_case_as(const mcase *c, const char *name, int via, int coded,
     *muxer = venc_muxer(wr);
     for (int i = 0; i < c->n && !rc; i++) {
         int64_t pts = c->pts ? c->pts(i) : i, dur = c->dur ? c->dur(i) : 0;
+        tloan *cur = NULL;
         fill(e, c->w, c->h, c->kind);
-        rc = coded ? venc_put_coded(wr, pkt, hfyu_code(&t, e, c->w, c->w, c->h, pkt), t.cl,
-                                    c->w, c->h, pts, dur)
-                   : venc_put(wr, e, c->w, pts, dur);
+        if (coded == LENT && (!(cur = calloc(1, sizeof *cur)) ||
+                              !(cur->p = malloc(hfyu_max_bytes(&t, c->w, c->h))))) {
+            tloan_free(cur);
+            rc = -1;
+            break;
+        }
+        if (cur) {
+            cur->l.give_back = t_give_back;
+            rc = venc_put_coded(wr, cur->p, hfyu_code(&t, e, c->w, c->w, c->h, cur->p), t.cl,
+                                c->w, c->h, pts, dur, t_lend, &cur);
+            tloan_free(cur); /* not lent: copied */
+        } else {
+            rc = coded ? venc_put_coded(wr, pkt, hfyu_code(&t, e, c->w, c->w, c->h, pkt), t.cl,
+                                        c->w, c->h, pts, dur, NULL, NULL)
+                       : venc_put(wr, e, c->w, pts, dur);
+        }
     }
     free(e);
     free(pkt);
@@ -234,10 +292,10 @@ static void test_reads_back(void)
 
 /* In RAM (tmpfs) the default writes packets the GPU coded through a
  * mapping, frames coded on the cores with pwrite: either equals
- * libavformat's file. */
+ * libavformat's file, with one encoder and with encoder threads; packets
+ * lent come back once written. */
 static void test_in_ram(void)
 {
-    const mcase *c = &cases[5];
     char a[300], b[300];
     if (access("/dev/shm", W_OK)) {
         SKIP("mkvw (default, in RAM) == libavformat's file", "no writable /dev/shm");
@@ -245,18 +303,26 @@ static void test_in_ram(void)
     }
     snprintf(a, sizeof a, "/dev/shm/test_mkvw.%d.a.mkv", (int)getpid());
     snprintf(b, sizeof b, "/dev/shm/test_mkvw.%d.b.mkv", (int)getpid());
-    for (int coded = 0; coded < 2; coded++) {
+    static const char *const what[] = {
+        "mkvw (default, in RAM, frames coded on the cores) == libavformat's file",
+        "mkvw (default, in RAM, packets coded as the GPU codes them) == libavformat's file",
+        "mkvw (default, in RAM, those packets lent, every fifth copied) == libavformat's "
+        "file, each lent one given back"};
+    for (int k = 0; k < 6; k++) {
+        const mcase *c = &cases[k < 3 ? 5 : 6]; /* one encoder, 16 threads */
+        int coded = k % 3;
         const char *m1 = "?", *m2 = "?";
+        char name[200];
         size_t n1 = 0, n2 = 0;
-        int r1 = write_case_as(c, a, VENC_MKV_AUTO, coded, &m1);
+        int r1 = write_case_as(c, a, VENC_MKV_AUTO, coded, &m1), lent = n_lent;
+        int back = loans_back();
         int r2 = write_case(c, b, VENC_MKV_LIBAV, &m2);
         unsigned char *x = check_slurp(a, &n1), *y = check_slurp(b, &n2);
+        snprintf(name, sizeof name, "%s: %s", c->name, what[coded]);
         CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && x && y && n1 == n2 && n1 > 0 &&
-                  !memcmp(x, y, n1),
-              coded ? "mkvw (default, in RAM, packets coded as the GPU codes them) == "
-                      "libavformat's file"
-                    : "mkvw (default, in RAM, frames coded on the cores) == libavformat's file",
-              "rc %d %d, %s, %zu vs %zu bytes", r1, r2, m1, n1, n2);
+                  !memcmp(x, y, n1) && back && (coded != LENT || lent > c->n / 2),
+              name, "rc %d %d, %s, %zu vs %zu bytes, %d lent, back %d", r1, r2, m1, n1, n2,
+              lent, back);
         free(x);
         free(y);
     }
@@ -285,16 +351,19 @@ static void test_full(void)
         DIR *dp;
         int left = 0;
         check_capture_start();
-        rc = write_case_as(&cases[0], name, v ? VENC_MKV_PWRITE : VENC_MKV_MAP, 1, &m);
+        rc = write_case_as(&cases[0], name, v ? VENC_MKV_PWRITE : VENC_MKV_MAP, LENT, &m);
         check_capture_end();
+        int lent = n_lent, back = loans_back();
         if ((dp = opendir(d))) {
             for (struct dirent *de; (de = readdir(dp));)
                 left += de->d_name[0] != '.';
             closedir(dp);
         }
-        snprintf(what, sizeof what, "mkvw (%s): a full file system fails, nothing left", via[v]);
-        CHECK(rc != 0 && !strcmp(m, "mkvw") && left == 0, what, "rc %d, %s, %d files left", rc,
-              m, left);
+        snprintf(what, sizeof what,
+                 "mkvw (%s): a full file system fails, nothing left, every lent packet back",
+                 via[v]);
+        CHECK(rc != 0 && !strcmp(m, "mkvw") && left == 0 && lent > 0 && back, what,
+              "rc %d, %s, %d files left, %d lent, back %d", rc, m, left, lent, back);
     }
     umount(d);
     rmdir(d);

@@ -1194,8 +1194,9 @@ static void test_put_coded(void)
             k = hfyu_code(&t, e, w, w, h, pkt);
             /* every third frame as pixels; one of another size declined */
             int tried = i % 3 != 2;
-            rc = tried ? venc_put_coded(wr, pkt, k, mode == 3 ? other : cl, w, h, i, 0) : 1;
-            if (i == 4 && venc_put_coded(wr, pkt, k, cl, w - 1, h, i, 0) != 1)
+            rc = tried ? venc_put_coded(wr, pkt, k, mode == 3 ? other : cl, w, h, i, 0, NULL, NULL)
+                       : 1;
+            if (i == 4 && venc_put_coded(wr, pkt, k, cl, w - 1, h, i, 0, NULL, NULL) != 1)
                 ok = 0;
             took += tried && rc == 0 && mode < 2;
             declined += tried && rc == 1 && mode >= 2;
