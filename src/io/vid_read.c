@@ -175,6 +175,8 @@ struct vid_reader {
     int64_t y4m_data;  /* a seekable y4m: where its frames start, else -1 */
     int errors_in_row;
     int64_t last_pts, last_dur;
+    int64_t sent_max;  /* the largest pts sent to the decoder (INT64_MAX
+                          after a packet without one) */
     /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
     hw_dec *hw;
     int hw_only;       /* the decoder has no software path (FFmpeg's av1) */
@@ -527,6 +529,7 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     r->max_frames = o ? o->max_frames : -1;
     r->rgb = o ? o->rgb : 0;
     r->start_ts = AV_NOPTS_VALUE;
+    r->sent_max = INT64_MIN;
     r->last_pts = AV_NOPTS_VALUE;
     r->id = __atomic_add_fetch(&reader_ids, 1, __ATOMIC_RELAXED);
     r->has_b0 = -1;
@@ -740,6 +743,8 @@ static int send_packet(vid_reader *r)
     int ret;
     r->hw_mark_set = 0;
     r->dec->reordered_opaque = r->id;
+    if (r->pkt->pts == AV_NOPTS_VALUE || r->pkt->pts > r->sent_max)
+        r->sent_max = r->pkt->pts == AV_NOPTS_VALUE ? INT64_MAX : r->pkt->pts;
     ret = avcodec_send_packet(r->dec, r->pkt);
     av_packet_unref(r->pkt);
     /* Every frame was received before this send, so EAGAIN cannot
@@ -1034,7 +1039,9 @@ int vid_skip_to(vid_reader *r, double start)
         !(r->fmt->pb && (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)))
         return -1;
     ts = s0 + av_rescale_q(llrint(start * AV_TIME_BASE), AV_TIME_BASE_Q, st->time_base);
-    if (avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0 ||
+    /* forward only, past every packet the decoder has had: all it still
+     * holds is then before `start` */
+    if (ts <= r->sent_max || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0 ||
         !hold_idr(r, st->codecpar))
         return -1;
     r->start_ts = ts; /* what the decoder still holds from before comes out first */

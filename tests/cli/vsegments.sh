@@ -36,7 +36,8 @@ mk -f lavfi -i mandelbrot=size=96x64:rate=30 -frames:v 300 -vf "$SEL" -vsync vfr
 
 # run NAME SEG CLIP ARGS...: --threads 1 (reference) vs 2, 3 and 4
 # (segmented when SEG is 1: -v must say so; else one decoder), .mkv and
-# --hist byte for byte.  H.264 segments on one-thread decoders go on in
+# --hist byte for byte, and no segment decoded again from the file's start
+# (a seek that missed).  H.264 segments on one-thread decoders go on in
 # the decoder of the segment before (vid_skip_to): -v must say so for one
 # of the three at least.
 run() {
@@ -56,6 +57,8 @@ run() {
         fi
         grep -q "segments decoded on by the decoder of the segment before" "$ERR" &&
             kept=$((kept + 1))
+        grep -q "the seek missed its keyframe" "$ERR" &&
+            add "--threads $n: a segment decoded again from the start"
         cmp -s ref.mkv seg.mkv || add "--threads $n: other bytes ($(nframes seg.mkv) frames, want $nref)"
         cmp -s ref.csv seg.csv || add "--threads $n: other --hist rows"
     done
