@@ -175,6 +175,8 @@ struct vid_reader {
     int64_t y4m_data;  /* a seekable y4m: where its frames start, else -1 */
     int errors_in_row;
     int64_t last_pts, last_dur;
+    int64_t sent_max;  /* the largest pts sent to the decoder (INT64_MAX
+                          after a packet without one) */
     /* NVDEC (hwdec.c): frames in AV_PIX_FMT_CUDA become device frames */
     hw_dec *hw;
     int hw_only;       /* the decoder has no software path (FFmpeg's av1) */
@@ -527,6 +529,7 @@ static int open_reader(const char *path, const void *mem, size_t mem_n,
     r->max_frames = o ? o->max_frames : -1;
     r->rgb = o ? o->rgb : 0;
     r->start_ts = AV_NOPTS_VALUE;
+    r->sent_max = INT64_MIN;
     r->last_pts = AV_NOPTS_VALUE;
     r->id = __atomic_add_fetch(&reader_ids, 1, __ATOMIC_RELAXED);
     r->has_b0 = -1;
@@ -740,6 +743,8 @@ static int send_packet(vid_reader *r)
     int ret;
     r->hw_mark_set = 0;
     r->dec->reordered_opaque = r->id;
+    if (r->pkt->pts == AV_NOPTS_VALUE || r->pkt->pts > r->sent_max)
+        r->sent_max = r->pkt->pts == AV_NOPTS_VALUE ? INT64_MAX : r->pkt->pts;
     ret = avcodec_send_packet(r->dec, r->pkt);
     av_packet_unref(r->pkt);
     /* Every frame was received before this send, so EAGAIN cannot
@@ -781,17 +786,40 @@ int vid_h264_idr(const uint8_t *p, int n, int lensize)
     return 0;
 }
 
-/* The decoder may go on into another file at the end of r's packets:
- * H.264 on NVDEC or a one-thread software decoder, the whole file read
- * from its start without damage, its reorder delay what its parameter
- * sets gave (a later file of the same ones starts from that too). */
-static int chain_ok(const vid_reader *r)
+/* r's decoder may take packets from elsewhere after its own without a
+ * drain (an IDR first): H.264 on NVDEC or a one-thread software decoder,
+ * undamaged so far, its reorder delay what its parameter sets gave (a
+ * decoder started at that IDR starts from that too). */
+static int decoder_goes_on(const vid_reader *r)
 {
-    return r->next_input && !r->pred && !r->mem && !r->rgb && r->max_frames < 0 &&
-           r->start_ts == AV_NOPTS_VALUE && r->nout > 0 && r->dec &&
-           r->dec->codec_id == AV_CODEC_ID_H264 && r->dec->active_thread_type == 0 &&
+    return !r->pred && !r->succ && !r->mem && !r->rgb && r->max_frames < 0 && r->nout > 0 &&
+           r->dec && r->dec->codec_id == AV_CODEC_ID_H264 && r->dec->active_thread_type == 0 &&
            (r->hw ? r->dec->pix_fmt == AV_PIX_FMT_CUDA : r->dec->pix_fmt != AV_PIX_FMT_CUDA) &&
            !r->hw_only && r->dec->has_b_frames == r->has_b0 && vid_corrupt_count(r) == 0;
+}
+
+/* The decoder may go on into another file at the end of r's packets: the
+ * whole file read from its start. */
+static int chain_ok(const vid_reader *r)
+{
+    return r->next_input && r->start_ts == AV_NOPTS_VALUE && decoder_goes_on(r);
+}
+
+/* Reads r's next packet of its stream and holds it for the decoder: 1 an
+ * undamaged IDR, 0 another packet or none.  a: the stream's parameters. */
+static int hold_idr(vid_reader *r, const AVCodecParameters *a)
+{
+    int ret, lensize = a->extradata_size >= 7 && a->extradata[0] == 1
+                           ? (a->extradata[4] & 3) + 1 : 0; /* avcC, else Annex B */
+    while ((ret = av_read_frame(r->fmt, r->pkt)) >= 0 && r->pkt->stream_index != r->vidx)
+        av_packet_unref(r->pkt);
+    if (ret < 0)
+        return 0;
+    r->pkt_held = 1;
+    if (r->fmt->pb)
+        r->pkt_end = avio_tell(r->fmt->pb);
+    return (r->pkt->flags & AV_PKT_FLAG_KEY) && !(r->pkt->flags & AV_PKT_FLAG_CORRUPT) &&
+           vid_h264_idr(r->pkt->data, r->pkt->size, lensize);
 }
 
 /* s's stream continues r's in one decoder: the same codec, parameter
@@ -801,7 +829,6 @@ static int continues(vid_reader *r, vid_reader *s)
 {
     const AVStream *sa = r->fmt->streams[r->vidx], *sb = s->fmt->streams[s->vidx];
     const AVCodecParameters *a = sa->codecpar, *b = sb->codecpar;
-    int ret;
     if (b->codec_id != a->codec_id || b->width != a->width || b->height != a->height ||
         b->format != a->format || b->profile != a->profile || b->level != a->level ||
         b->color_range != a->color_range || b->color_primaries != a->color_primaries ||
@@ -812,16 +839,7 @@ static int continues(vid_reader *r, vid_reader *s)
         b->extradata_size != a->extradata_size ||
         memcmp(b->extradata, a->extradata, (size_t)a->extradata_size))
         return 0;
-    while ((ret = av_read_frame(s->fmt, s->pkt)) >= 0 && s->pkt->stream_index != s->vidx)
-        av_packet_unref(s->pkt);
-    if (ret < 0)
-        return 0;
-    s->pkt_held = 1;
-    if (s->fmt->pb)
-        s->pkt_end = avio_tell(s->fmt->pb);
-    return (s->pkt->flags & AV_PKT_FLAG_KEY) && !(s->pkt->flags & AV_PKT_FLAG_CORRUPT) &&
-           vid_h264_idr(s->pkt->data, s->pkt->size,
-                        a->extradata[0] == 1 ? (a->extradata[4] & 3) + 1 : 0);
+    return hold_idr(s, a);
 }
 
 /* At the end of r's packets: the next file (vid_opts.next_input) takes
@@ -1011,6 +1029,23 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf)
         if ((rc = deliver(r, r, r->frame->pkt_dts, fr, buf, t0)) != 0)
             return rc;
     }
+}
+
+int vid_skip_to(vid_reader *r, double start)
+{
+    AVStream *st = r->fmt->streams[r->vidx];
+    int64_t s0 = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0, ts;
+    if (!decoder_goes_on(r) || r->eof || r->draining || r->pkt_held || r->held || r->dead ||
+        !(r->fmt->pb && (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL)))
+        return -1;
+    ts = s0 + av_rescale_q(llrint(start * AV_TIME_BASE), AV_TIME_BASE_Q, st->time_base);
+    /* forward only, past every packet the decoder has had: all it still
+     * holds is then before `start` */
+    if (ts <= r->sent_max || avformat_seek_file(r->fmt, r->vidx, INT64_MIN, ts, ts, 0) < 0 ||
+        !hold_idr(r, st->codecpar))
+        return -1;
+    r->start_ts = ts; /* what the decoder still holds from before comes out first */
+    return 0;
 }
 
 vid_reader *vid_successor(vid_reader *r)

@@ -97,6 +97,14 @@ int vid_next(vid_reader *r, src_frame *fr, host_buf *buf);
  * chained (vid_opts.next_input; it owns the decoder now and goes on from
  * its first frame), else NULL.  The caller owns it; r can be closed. */
 vid_reader *vid_successor(vid_reader *r);
+/* r's decoder goes on from the keyframe at or before `start` (seconds,
+ * as vid_opts.start) in r's file, without a drain or a new decoder (an
+ * NVDEC session kept): where its decoding could go on into another file
+ * (vid_opts.next_input), that keyframe an IDR, the file seekable.  The
+ * frames before `start` are dropped as --start's are, those the decoder
+ * held from before included.  0, or -1: r is spent, close it.  For a
+ * source that decodes one file's parts in turn (vsource.h). */
+int vid_skip_to(vid_reader *r, double start);
 /* Frees, silently: the caller reports a damaged input once
  * (vid_corrupt_count; a source of several readers over one file would
  * otherwise say it once a reader).  NULL-safe, sets *r to NULL. */

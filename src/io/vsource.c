@@ -80,6 +80,7 @@ typedef struct vs_seg {
     ge_why_rec *why; /* failed: its worker's error record (DESIGN.md §9),
                         for vsrc_next to hand on */
     int begun; /* its first frame is out of the decoder (or it ended) */
+    int kept;  /* decoded on by the decoder of its worker's segment before */
     /* GPUEDGE_TRACE=vsrc: seconds from vsrc_open to this segment's start,
      * its reader opened, first frame queued, end; waiting for room;
      * moving frames off NVDEC surfaces; frames queued */
@@ -219,44 +220,65 @@ static int may_decode(const vsrc *s, int i)
 
 static void close_reader(vsrc *s, vid_reader **r)
 {
-    long n = vid_corrupt_count(*r);
+    long n;
+    if (!*r)
+        return;
+    n = vid_corrupt_count(*r);
     vid_close(r);
     pthread_mutex_lock(&s->mu);
     s->corrupt += n;
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Decodes segment i into its queue.  0, or -1 (the file failed: why is
- * recorded, for worker() to keep, or sig_stop is set).  Each segment opens its own
- * reader: keeping one from segment to segment (seek + flush) gained a
- * little, but compute-sanitizer racecheck did not finish over it, and
- * libavcodec's flush makes the NVDEC decoder again anyway (BENCHMARKS.md
- * "The .mkv bound"). */
-static int decode_seg(vsrc *s, int i)
+/* Segment i's reader into *r: segment 0's, opened by vsrc_open; else the
+ * reader of this decoder's segment before, gone on to i's keyframe
+ * (vid_skip_to: no drain, no new NVDEC session; libavcodec's flush would
+ * make the session again); else a new one.  *kept is used or closed.
+ * 1 a new reader, 0 one already open, -1 failed (recorded). */
+static int seg_reader(vsrc *s, int i, const vid_opts *vo, vid_reader **kept, vid_reader **r)
+{
+    vs_seg *g = &s->segs[i];
+    if (i == 0) {
+        pthread_mutex_lock(&s->mu);
+        *r = s->first;
+        s->first = NULL;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    if (*kept && vid_skip_to(*kept, vo->start) == 0) {
+        *r = *kept;
+        *kept = NULL;
+        g->kept = 1;
+        return 0;
+    }
+    if (*kept)
+        close_reader(s, kept);
+    return vid_open(s->path, vo, r) ? -1 : 1;
+}
+
+/* Decodes segment i into its queue, on *kept when it can go on there (see
+ * seg_reader); the reader is left in *kept for the next segment when its
+ * decoder may go on.  0, or -1 (the file failed: why is recorded, for
+ * worker() to keep, or sig_stop is set). */
+static int decode_seg(vsrc *s, int i, vid_reader **kept)
 {
     vs_seg *g = &s->segs[i];
     vid_opts vo = s->o;
     vid_reader *r = NULL;
-    int retried = 0, first = 1, rc = 0;
+    int retried = 0, first = 1, rc = 0, fresh;
     int64_t pushed = INT64_MIN; /* pts of the last frame queued */
     long base = 0;              /* the reader's decoding errors at open */
 
     vo.max_frames = -1; /* counted in vsrc_next */
     vo.threads = s->dec_threads;
     g->t_start = ge_now() - s->t0;
-    if (i == 0) {
-        pthread_mutex_lock(&s->mu);
-        r = s->first;
-        s->first = NULL;
-        pthread_mutex_unlock(&s->mu);
-    } else {
+    if (i > 0)
         vo.start = seg_seconds(s, g->start);
-        if (vid_open(s->path, &vo, &r))
-            return -1;
-    }
+    if ((fresh = seg_reader(s, i, &vo, kept, &r)) < 0)
+        return -1;
     base = vid_corrupt_count(r);
     g->t_open = ge_now() - s->t0;
-    if (s->hw && i > 0) {
+    if (s->hw && i > 0 && fresh) {
         /* An NVDEC session is made at its first frame, and sessions made
          * at once come up one after another in no set order (a segment's
          * late start delays every frame after it in the output): segment
@@ -373,7 +395,9 @@ static int decode_seg(vsrc *s, int i)
             break;
         }
     }
-    if (r)
+    if (r && rc == 0 && !s->quit)
+        *kept = r; /* vid_skip_to says whether it can go on */
+    else if (r)
         close_reader(s, &r);
     g->t_end = ge_now() - s->t0;
     return rc;
@@ -382,12 +406,13 @@ static int decode_seg(vsrc *s, int i)
 static void *worker(void *arg)
 {
     vsrc *s = arg;
+    vid_reader *kept = NULL; /* the last segment's, for the next one */
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->next_seg < s->nseg) {
         int i = s->next_seg++, rc;
         pthread_mutex_unlock(&s->mu);
         ge_why_clear(); /* the segment's record only */
-        rc = decode_seg(s, i);
+        rc = decode_seg(s, i, &kept);
         if (rc < 0 && (s->segs[i].why = malloc(sizeof *s->segs[i].why)))
             ge_why_save(s->segs[i].why);
         pthread_mutex_lock(&s->mu);
@@ -398,6 +423,7 @@ static void *worker(void *arg)
             break; /* the file failed there: nothing after it is handed on */
     }
     pthread_mutex_unlock(&s->mu);
+    close_reader(s, &kept);
     return NULL;
 }
 
@@ -786,10 +812,18 @@ void vsrc_close(vsrc **ps)
     stop_decoders(s);
     for (int i = 0; s->trace && i < s->nseg; i++) {
         const vs_seg *g = &s->segs[i];
-        ge_note("%s: trace segment %d%s: start %.3f opened %.3f first %.3f end %.3f s; "
+        ge_note("%s: trace segment %d%s%s: start %.3f opened %.3f first %.3f end %.3f s; "
                 "%ld frames, waited %.3f s, off NVDEC surfaces %.3f s", s->path, i,
-                s->hw ? " (NVDEC)" : "", g->t_start, g->t_open, g->t_first, g->t_end, g->nq,
-                g->t_wait, g->t_detach);
+                s->hw ? " (NVDEC)" : "", g->kept ? " (decoder kept)" : "", g->t_start,
+                g->t_open, g->t_first, g->t_end, g->nq, g->t_wait, g->t_detach);
+    }
+    if (ge_verbose && s->nseg) {
+        int kept = 0;
+        for (int i = 0; i < s->nseg; i++)
+            kept += s->segs[i].kept;
+        if (kept)
+            ge_note("%s: %d of %d segments decoded on by the decoder of the segment before "
+                    "(no new %s)", s->path, kept, s->nseg, s->hw ? "NVDEC session" : "decoder");
     }
     if (s->trace && s->hw) {
         long nm;
