@@ -512,7 +512,7 @@ static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
     CUDA_TRY(cudaStreamWaitEvent(e->dl, o->ev[EV_HIST], 0));
     CUDA_TRY(cudaMemcpyAsync(o->h_hist, o->d_hist, GE_HIST_BINS * sizeof *o->h_hist,
                              cudaMemcpyDeviceToHost, e->dl));
-    o->code.on = 0; /* strips: no packet, the pixels go out */
+    o->code.on = o->png.on = 0; /* strips: no packet, the pixels go out */
     CUDA_TRY(cudaEventRecord(o->ev[EV_DL1], e->dl));
     s->used = 1;
 end:
