@@ -62,10 +62,11 @@ typedef struct src_frame {
      * a source makes them only when asked (vid_opts.hwdec, which run.c sets
      * only with the GPU backend).  Sources of host frames leave on_device 0
      * and release NULL (the engines clear them before each next()), but
-     * for the CPU engine a host frame may point into the source's own
-     * buffer instead of `buf` (an image's decoded pixels, src_image.c):
-     * pipe_run_cpu calls its release once the frame is written, before the
-     * next next(), or when it stops. */
+     * a host frame may point into the source's own buffer instead of `buf`
+     * (an image's decoded pixels, src_image.c), pageable memory: the GPU
+     * engine uploads from it and calls its release as for a device frame;
+     * pipe_run_cpu calls it once the frame is written, before the next
+     * next(), or when it stops. */
     int on_device;
     struct CUevent_st *ready; /* cudaEvent_t */
     void (*release)(void *release_ctx);

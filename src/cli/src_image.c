@@ -62,15 +62,13 @@ static void free_pixels(void *pixels)
     bb_free(pixels);
 }
 
-/* The decoded image *img as job ji's one frame, *img emptied.  The GPU
- * engine uploads from pinned memory, so the pixels are copied into its
- * buffer; the CPU engine reads the decoder's own buffer, which it gives
- * back by fr->release once the frame is written (pipe_run_cpu).  1, or 0
- * out of memory (reported). */
-static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_frame *fr,
-                          host_buf *buf)
+/* The decoded image *img as job ji's one frame, *img emptied.  Either
+ * engine reads the decoder's own buffer (the GPU engine uploads from it:
+ * pageable, staged by the driver on the engine's submitting thread, off
+ * the thread that collects decoded images) and gives it back by
+ * fr->release once the frame is done with (frames.h). */
+static void image_to_frame(int ji, img_image *img, double ms, src_frame *fr)
 {
-    size_t bytes;
     fr->f = img_as_frame(img);
     fr->job = ji;
     fr->index = 0;
@@ -78,39 +76,24 @@ static int image_to_frame(run_ctx *c, int ji, img_image *img, double ms, src_fra
     fr->ts = INT64_MIN;
     fr->duration = 0;
     fr->decode_ms = ms;
-    if (!c->use_gpu) {
-        fr->release = free_pixels;
-        fr->release_ctx = img->pixels;
-        memset(img, 0, sizeof *img);
-        return 1;
-    }
-    bytes = (size_t)img->width * img->height * img->channels * img->bytes_per_sample;
-    if (host_buf_reserve(buf, bytes)) {
-        ge_err(c->jobs[ji].input, "out of memory for a %dx%d image", img->width, img->height);
-        img_free(img);
-        return 0;
-    }
-    memcpy(buf->p, img->pixels, bytes);
-    fr->f.data = buf->p;
-    img_free(img);
-    return 1;
+    fr->release = free_pixels;
+    fr->release_ctx = img->pixels;
+    memset(img, 0, sizeof *img);
 }
 
 /* Loads one image job as a frame.  1 frame, 0 the job failed (reported). */
-static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr, host_buf *buf)
+static int image_frame(run_ctx *c, job *j, int jobi, src_frame *fr)
 {
     img_image img;
     double t0 = ge_now();
-    int ok;
     j->t_begin = t0;
     if (img_load(j->input, &img)) {
         ge_err_why(j->input);
         return 0;
     }
     note_decoder(c, j->input, &img);
-    ok = image_to_frame(c, jobi, &img, 0, fr, buf);
-    fr->decode_ms = (ge_now() - t0) * 1e3;
-    return ok;
+    image_to_frame(jobi, &img, (ge_now() - t0) * 1e3, fr);
+    return 1;
 }
 
 static void decode_task(void *arg)
@@ -166,7 +149,7 @@ void prefetch_more(run_ctx *c)
 }
 
 /* Image job ji as a frame: decoded ahead by the pool when there is one. */
-int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
+int image_job_frame(run_ctx *c, int ji, src_frame *fr)
 {
     job *j = &c->jobs[ji];
     prefetch *t = c->pf ? &c->pf[ji] : NULL;
@@ -181,7 +164,7 @@ int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
         pthread_mutex_unlock(&c->sh->pf_mu);
     }
     if (!queued)
-        return image_frame(c, j, ji, fr, buf);
+        return image_frame(c, j, ji, fr);
     pthread_mutex_lock(&c->sh->q_mu);
     c->sh->pf_outstanding--;
     pthread_mutex_unlock(&c->sh->q_mu);
@@ -189,7 +172,8 @@ int image_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
     if (!t->ok)
         return 0;
     note_decoder(c, j->input, &t->img);
-    return image_to_frame(c, ji, &t->img, t->ms, fr, buf);
+    image_to_frame(ji, &t->img, t->ms, fr);
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -309,7 +293,7 @@ static void nvj_decode_group(run_ctx *c, int ji)
 
 /* JPEG job ji through nvJPEG: a device frame, or on the CPU with a notice
  * when nvJPEG cannot decode it. */
-int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
+int nvj_job_frame(run_ctx *c, int ji, src_frame *fr)
 {
     job *j = &c->jobs[ji];
     nvj_slot *s = &c->nvs[ji];
@@ -320,7 +304,7 @@ int nvj_job_frame(run_ctx *c, int ji, src_frame *fr, host_buf *buf)
             ge_note("%s: nvJPEG could not decode it (%s); decoded on the CPU", j->input,
                     s->pic.why);
         c->nvj_cpu++;
-        return image_frame(c, j, ji, fr, buf);
+        return image_frame(c, j, ji, fr);
     }
     if (s->pic.hardware)
         c->nvj_hw++;

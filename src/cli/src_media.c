@@ -278,8 +278,8 @@ int media_next(void *ctx, src_frame *fr, host_buf *buf)
             int got;
             if (ji == c->fail_job)
                 return lane_fail_now(c);
-            got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr, buf)
-                                   : image_job_frame(c, ji, fr, buf);
+            got = j->nvj && c->nvj ? nvj_job_frame(c, ji, fr)
+                                   : image_job_frame(c, ji, fr);
             prefetch_more(c);
             if (got) {
                 first_decoded(c);

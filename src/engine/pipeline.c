@@ -4,7 +4,8 @@
  * GPU engine, three threads and three streams:
  *
  *   decode thread   free_in -> source->next() into a pinned input slot
- *                   -> filled_in
+ *                   (or a frame the source lends: a device surface, an
+ *                   image's decoded pixels) -> filled_in
  *   this thread     filled_in + free_out -> upload stream: H2D
  *                   -> compute stream: grey, blur H, blur V, Sobel,
  *                      histogram (events between stages)
@@ -243,9 +244,9 @@ static void *writer_thread(void *arg)
         if (ok && s->check && CUDA_CHECK(cudaEventSynchronize(s->ev[EV_CHECK])) != cudaSuccess)
             ok = 0;
         if (s->fr.release) {
-            /* A device frame: EV_DL1 follows the last kernel (and the
-             * --cpu-ref copy) reading its surface, so the decoder may have
-             * it back now.  After a failure, wait for that event anyway
+            /* A lent frame (a device surface, an image's pixels): EV_DL1
+             * follows its upload and the last kernel (and the --cpu-ref
+             * copy) reading it, so the source may have it back now.  After a failure, wait for that event anyway
              * (an event never recorded counts as complete). */
             if (!ok)
                 CUDA_QUIET(cudaEventSynchronize(s->ev[EV_DL1]));
@@ -488,7 +489,7 @@ static int submit_strips(gpu_engine *e, in_slot *s, out_slot *o, int rows)
         } else {
             if (k >= 2)
                 CUDA_TRY(cudaStreamWaitEvent(e->up, s->s_read[b], 0));
-            CUDA_TRY(cudaMemcpyAsync(d_win, (const unsigned char *)s->h.p + (size_t)lo * f->stride,
+            CUDA_TRY(cudaMemcpyAsync(d_win, (const unsigned char *)f->data + (size_t)lo * f->stride,
                                      (size_t)df.height * f->stride, cudaMemcpyHostToDevice, e->up));
             CUDA_TRY(cudaEventRecord(s->s_up[b], e->up));
             CUDA_TRY(cudaStreamWaitEvent(e->comp, s->s_up[b], 0));
@@ -591,7 +592,7 @@ static int prepare_out(gpu_engine *e, in_slot *s, out_slot *o, const char *name)
         goto oom;
     o->in_copy_stride = copy_stride;
     if (!dev) {
-        memcpy(o->in_copy.p, s->h.p, f->stride * (size_t)h);
+        memcpy(o->in_copy.p, f->data, f->stride * (size_t)h);
     } else {
         if (s->fr.ready)
             CUDA_TRY(cudaStreamWaitEvent(e->comp, (cudaEvent_t)s->fr.ready, 0));
@@ -690,7 +691,7 @@ static int submit(gpu_engine *e, in_slot *s, out_slot *o, long seq)
         if (s->used)
             CUDA_TRY(cudaStreamWaitEvent(e->up, s->consumed, 0));
         CUDA_TRY(cudaEventRecord(o->ev[EV_UP0], e->up));
-        CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h.p, f->stride * (size_t)h, cudaMemcpyHostToDevice,
+        CUDA_TRY(cudaMemcpyAsync(s->d_in, f->data, f->stride * (size_t)h, cudaMemcpyHostToDevice,
                                  e->up));
         CUDA_TRY(cudaEventRecord(o->ev[EV_UP1], e->up));
         CUDA_TRY(cudaEventRecord(s->uploaded, e->up));
@@ -932,7 +933,7 @@ int pipe_run_gpu(const pipe_opts *o, frame_source *src, frame_sink *sink)
                     sync_streams(e);
             }
         }
-        src_frame_release(&s->fr); /* a device frame dropped unprocessed */
+        src_frame_release(&s->fr); /* a lent frame dropped unprocessed */
         q_push(&e->free_in, s);
     }
 fail:
