@@ -3,7 +3,7 @@
  * piece of PNG_PIECE_BYTES of its Paeth-filtered rows, the bytes the PNG
  * writer's run-length deflate gives it on the cores (src/io/png_out.c,
  * src/io/deflate_rle.c) and its Adler-32, so that a PNG output costs the
- * cores only its chunks' CRCs and the write (issue #27, item 5).
+ * cores only its chunks' CRCs and the write (DESIGN.md §4).
  *
  * The steps (kernels/drle_core.h says why each byte's token depends only
  * on its stretch of equal bytes; tests/unit/test_drle_steps.c runs them on
@@ -52,7 +52,7 @@ size_t png_gpu_out_bytes(const png_gpu_geom *g);
  * piece builds the Huffman codes in about 2 KB of local arrays), or 0 if
  * CUDA cannot say.  Above the default limit (1 KB) the driver raises the
  * limit at the first launch, reserving that much local memory for every
- * thread the device can hold (about 0.6 GB on an H200): a caller raises
+ * thread the device can hold (hundreds of MB on a large GPU): a caller raises
  * cudaLimitStackSize to this first, before it sizes its buffers by what
  * memory is free. */
 size_t png_gpu_stack_bytes(void);

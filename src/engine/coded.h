@@ -75,8 +75,7 @@ typedef struct pipe_png {
     void *d_scratch;
     size_t scratch_cap;
     cudaEvent_t done;   /* coded (compute stream) */
-    host_buf h;         /* pinned: lens, adler, then the first `got` bytes of z */
-    size_t got;
+    host_buf h;         /* pinned: lens, adler, then the first g.w x g.h bytes of z */
     int on;             /* this slot's frame was coded */
 } pipe_png;
 
