@@ -29,6 +29,16 @@ int dev_reserve(void **p, size_t *cap, size_t n, int exact, const char *name)
         return ge_fail_in(name, "out of GPU memory (%zu MiB more needed): %s", c >> 20,
                           cudaGetErrorString(err));
     }
+    /* Zeroed once: a coded buffer's download takes the most it may hold
+     * before the host knows the length, and then copies no uninitialised
+     * byte (compute-sanitizer initcheck).  Waited for here: the engine's
+     * streams do not wait for the default stream. */
+    if ((err = cudaMemsetAsync(q, 0, c, cudaStreamLegacy)) != cudaSuccess ||
+        (err = cudaStreamSynchronize(cudaStreamLegacy)) != cudaSuccess) {
+        cudaGetLastError();
+        CUDA_QUIET(cudaFree(q));
+        return ge_fail_in(name, "cannot clear GPU memory: %s", cudaGetErrorString(err));
+    }
     *p = q;
     *cap = c;
     return 0;
