@@ -132,6 +132,7 @@ for c in $CASES; do
         done
     else
         for hw in $HWDECS; do
+            rm -f "$W/out.mkv" # (a run writing over the one before's would pay its freeing)
             timed "$c" "gpuedge -> .mkv --hwdec=$hw" "$GPUEDGE" -q -y --hwdec="$hw" "$in" "$W/out.mkv"
             timed "$c" "gpuedge -> /dev/null --hwdec=$hw" "$GPUEDGE" -q -y --hwdec="$hw" "$in" /dev/null
         done
