@@ -61,6 +61,7 @@ split_run() {
     # shellcheck disable=SC2206
     local args=(-v -y $GE_OPTS --report --report-file "$T/rep")
     [ "$name" = one1 ] && args+=(--frames 1)
+    [ "$out" = /dev/null ] || rm -f "$out" # (a new file each run: not the freeing of the last)
     t0=$(now)
     env GPUEDGE_TRACE=pipe,vsrc "$GPUEDGE" "${args[@]}" "$@" "$clip" "$out" \
         >"$T/err" 2>&1

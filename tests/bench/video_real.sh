@@ -97,6 +97,7 @@ for clip in "$@"; do
             -vf format=gray,gblur=sigma=1,sobel -c:v ffv1 "$T/ff.mkv"
         if [ $RC = 0 ]; then row "$c" "ffmpeg gblur,sobel -> ffv1" "$DT" "${frames:-0}"
         else echo "not ok videoreal $c: ffmpeg command rc=$RC"; rc=1; fi
+        rm -f "$T/ff.mkv" # (each run writes a new file, as gpuedge's do)
         run "$c ffmpeg command, 16 slices" "$FFMPEG" -v error -nostdin -y -i "$clip" \
             -vf format=gray,gblur=sigma=1,sobel -c:v ffv1 -slices 16 -threads 16 "$T/ff.mkv"
         if [ $RC = 0 ]; then row "$c" "ffmpeg ... -slices 16 -threads 16" "$DT" "${frames:-0}"
