@@ -12,17 +12,22 @@
 # pixels a side, tests/soak/make_inputs.py, python3 standard library), so
 # images and videos alternate through the sorted batch.  Then runs once
 #     gpuedge --backend=$BACKEND -o OUT --hist H.csv IN
-# sampling VmRSS (and VmHWM) from /proc/PID/status every 0.2 s into rss.csv
-# (and, with BACKEND=gpu and nvidia-smi, the process's GPU memory every
-# 200 ms into gpu.csv), and checks:
+# sampling VmRSS (and VmHWM) from /proc/PID/status every 0.1 s into rss.csv
+# with the outputs so far (and, with BACKEND=gpu and nvidia-smi, the
+# process's GPU memory every 100 ms into gpu.csv), and checks:
 #   - exit 0, one output per input (fNNNN.png / fNNNN.mkv), no temp file,
 #     H.csv with 1 row per image and 10 per clip;
 #   - SPOT random inputs (default 20, seeded) run again one by one: their
 #     outputs equal byte for byte (images, and videos too: .mkv muxing is
 #     bit-exact), their H.csv rows identical;
-#   - memory flat: after a warm-up (the first WARMUP_PCT % of samples,
-#     default 10), max RSS in the last half <= 1.1 x max RSS in the first
-#     quarter + SLACK_KB (default 8192); the same for GPU memory (+ 64 MiB).
+#   - memory flat, judged by the files done, not the clock (a fast machine
+#     runs the whole batch in the time a slow one warms up): the samples
+#     taken while WARMUP_PCT % of the outputs (default 40: the kept
+#     buffers and the rings grow to the batch's sizes over its first third)
+#     were not yet written are the warm-up; max RSS over the last 30 % of
+#     the files <= 1.1 x max RSS over the 20 % after the warm-up +
+#     SLACK_KB (default 8192); the same for GPU memory (+ 64 MiB).  Fewer
+#     than 3 samples in either window is a failure: too short to judge.
 # Prints the curve summary (start, after warm-up, end, max) and writes it,
 # with rss.csv, gpu.csv and gpuedge's stderr, to SOAK_DIR (build/soak).
 # Exit 0 when every check passed.  Inputs are removed unless KEEP=1, the
@@ -37,7 +42,7 @@ MAXSIDE=${MAXSIDE:-1024}
 CLIP_SIZE=${CLIP_SIZE:-640x360}
 SEED=${SEED:-20261129}
 SPOT=${SPOT:-20}
-WARMUP_PCT=${WARMUP_PCT:-10}
+WARMUP_PCT=${WARMUP_PCT:-40}
 SLACK_KB=${SLACK_KB:-8192}
 GPU_SLACK_MB=${GPU_SLACK_MB:-64}
 D=${SOAK_DIR:-build/soak}
@@ -134,7 +139,7 @@ echo "# soak: $ninputs inputs ($nimg images up to ${MAXSIDE}px, $nvid clips of 1
 
 # ---- the run, sampled
 if [ "$BACKEND" = gpu ] && command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits -lms 200 \
+    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits -lms 100 \
         >"$D/gpu.raw" 2>/dev/null &
     SMIPID=$!
 fi
@@ -152,7 +157,7 @@ while :; do
     n=$#
     [ -e "$1" ] || n=0
     echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n" >>"$D/rss.csv"
-    sleep 0.2
+    sleep 0.1
 done
 wait "$GEPID"
 rc=$?
@@ -212,30 +217,32 @@ done <"$D/spot.txt"
 [ -z "$bad" ] && ok "$(wc -l <"$D/spot.txt" | tr -d ' ') random outputs equal a one-file run (bytes, and H.csv rows)" ||
     not_ok "spot checks differ:$bad"
 
-# flatness: AWK-SUMMARY CSV COLUMN LIMIT-FACTOR SLACK UNIT
+# flatness: CSV COLUMN SLACK UNIT; the CSV's 4th column is the outputs
+# written by the sample's time (of $ninputs)
 flat() {
-    awk -F, -v col="$2" -v wp="$WARMUP_PCT" -v slack="$3" -v unit="$4" '
+    awk -F, -v col="$2" -v wp="$WARMUP_PCT" -v slack="$3" -v unit="$4" -v total="$ninputs" '
         NR == 1 { next }
-        { v[++n] = $col; t[n] = $1 }
+        { v[++n] = $col; t[n] = $1; f[n] = 100 * $4 / total }
         END {
-            if (n < 8) { printf "FEW %d samples\n", n; exit }
-            w = int(n * wp / 100); if (w < 2) w = 2
-            m = n - w; q_end = w + int(m / 4); h_start = w + int(m / 2) + 1
-            lo1 = lo2 = -1
+            e0 = wp; e1 = wp + 20; l0 = 70
+            w = 0; ne = nl = 0; lo1 = lo2 = -1
             for (i = 1; i <= n; i++) {
                 if (v[i] > mx) mx = v[i]
-                if (i > w && i <= q_end && v[i] > q1) q1 = v[i]
-                if (i > w && i <= q_end && (lo1 < 0 || v[i] < lo1)) lo1 = v[i]
-                if (i >= h_start && v[i] > h2) h2 = v[i]
-                if (i >= h_start && (lo2 < 0 || v[i] < lo2)) lo2 = v[i]
+                if (f[i] < e0) { w = i; continue }
+                if (f[i] < e1) { ne++; if (v[i] > q1) q1 = v[i]; if (lo1 < 0 || v[i] < lo1) lo1 = v[i] }
+                if (f[i] >= l0) { nl++; if (v[i] > h2) h2 = v[i]; if (lo2 < 0 || v[i] < lo2) lo2 = v[i] }
+            }
+            if (ne < 3 || nl < 3) {
+                printf "FEW %d samples, %d after the warm-up and %d over the last 30 %% of the files: too short to judge\n", n, ne, nl
+                exit
             }
             lim = 1.1 * q1 + slack
             # the floors (minima) are shown, not judged: a slow leak lifts
             # them even while the working set swings with the image sizes
-            printf "%s %d samples; start %d, after warm-up (t=%.1f s) %d, end %d, max %d %s; " \
-                   "first quarter max %d (min %d), last half max %d (min %d), limit %d\n",
-                   (h2 <= lim ? "FLAT" : "GROWS"), n, v[1], t[w + 1], v[w + 1], v[n], mx, unit,
-                   q1, lo1, h2, lo2, lim
+            printf "%s %d samples; start %d, after warm-up (%d %% of the files, t=%.1f s) %d, end %d, max %d %s; " \
+                   "files %d-%d %%: max %d (min %d), last 30 %%: max %d (min %d), limit %d\n",
+                   (h2 <= lim ? "FLAT" : "GROWS"), n, v[1], e0, t[w + 1], v[w + 1], v[n], mx, unit,
+                   e0, e1, q1, lo1, h2, lo2, lim
         }' "$1"
 }
 r=$(flat "$D/rss.csv" 2 "$SLACK_KB" KiB)
@@ -247,8 +254,16 @@ esac
 gline=
 if [ -f "$D/gpu.raw" ]; then
     # nvidia-smi lists every compute process: gpuedge's rows by its pid
-    awk -F', *' -v p="$RUNPID" '$1 == p && $2 ~ /^[0-9]+$/ { printf "%.1f,%d\n", 0.2 * k++, $2 }
-        BEGIN { print "t_s,gpu_mib" }' "$D/gpu.raw" >"$D/gpu.csv"
+    # (nvidia-smi starts just before gpuedge; a sample's outputs are those
+    # of the last RSS sample at or before its time)
+    awk -F', *' -v p="$RUNPID" '
+        BEGIN { print "t_s,gpu_mib,-,outputs" }
+        FNR == NR { if (FNR > 1) { rt[++m] = $1; ro[m] = $4 } next }
+        $1 == p && $2 ~ /^[0-9]+$/ {
+            tt = 0.1 * k++
+            while (j < m && rt[j + 1] <= tt) j++
+            printf "%.1f,%d,,%d\n", tt, $2, j ? ro[j] : 0
+        }' "$D/rss.csv" "$D/gpu.raw" >"$D/gpu.csv"
     g=$(flat "$D/gpu.csv" 2 "$GPU_SLACK_MB" MiB)
     gline="GPU memory: ${g#* }"
     echo "# $gline"
