@@ -246,8 +246,9 @@ static void *writer_thread(void *arg)
         if (s->fr.release) {
             /* A lent frame (a device surface, an image's pixels): EV_DL1
              * follows its upload and the last kernel (and the --cpu-ref
-             * copy) reading it, so the source may have it back now.  After a failure, wait for that event anyway
-             * (an event never recorded counts as complete). */
+             * copy) reading it, so the source may have it back now.  After
+             * a failure, wait for that event anyway (an event never
+             * recorded counts as complete). */
             if (!ok)
                 CUDA_QUIET(cudaEventSynchronize(s->ev[EV_DL1]));
             src_frame_release(&s->fr);

@@ -610,6 +610,23 @@ typedef struct enc {
     atomic_int failed; /* 0, ENOMEM, or -1 (a piece that did not walk) */
 } enc;
 
+/* The zlib header: deflate, 32 KiB window, FLEVEL as zlib says it for level. */
+static void zlib_header(int level, uint8_t zhdr[2])
+{
+    zhdr[0] = 0x78;
+    zhdr[1] = level < 2 ? 0x01 : level < 6 ? 0x5e : level == 6 ? 0x9c : 0xda;
+}
+
+/* A piece's IDAT CRC: of "IDAT", the zlib header (the first piece's only,
+ * else NULL) and its data. */
+static uint32_t idat_crc(const uint8_t *zhdr, const uint8_t *z, size_t zlen)
+{
+    uint32_t crc = libdeflate_crc32(0, "IDAT", 4);
+    if (zhdr)
+        crc = libdeflate_crc32(crc, zhdr, 2);
+    return libdeflate_crc32(crc, z, zlen);
+}
+
 static void encode_pieces(enc *e)
 {
     const int rle = e->level == PNG_LEVEL_RLE;
@@ -660,10 +677,7 @@ static void encode_pieces(enc *e)
                 break;
             }
         }
-        p->crc = libdeflate_crc32(0, "IDAT", 4);
-        if (i == 0)
-            p->crc = libdeflate_crc32(p->crc, e->zhdr, 2);
-        p->crc = libdeflate_crc32(p->crc, p->z, p->zlen);
+        p->crc = idat_crc(i == 0 ? e->zhdr : NULL, p->z, p->zlen);
     }
 end:
     if (err) {
@@ -868,9 +882,7 @@ static int encode_to(const uint8_t *grey, int width, int height, size_t pitch,
     e.pitch = pitch;
     e.level = o->level;
     e.filter = o->filter == PNG_FILTER_DEFAULT ? PNG_FILTER_CHOSEN : o->filter;
-    /* zlib header: deflate, 32 KiB window, FLEVEL as zlib would say it */
-    e.zhdr[0] = 0x78;
-    e.zhdr[1] = o->level < 2 ? 0x01 : o->level < 6 ? 0x5e : o->level == 6 ? 0x9c : 0xda;
+    zlib_header(o->level, e.zhdr);
     pb = o->piece_bytes ? o->piece_bytes : PNG_PIECE_BYTES;
     rows = pb / rowb >= (size_t)height ? height : pb / rowb ? (int)(pb / rowb) : 1;
     e.npieces = (height + rows - 1) / rows;
@@ -930,7 +942,7 @@ int png_write(so_file *out, const uint8_t *grey, int width, int height, size_t p
 static int coded_to(sink *s, int width, int height, int rows, int npieces, const uint8_t *z,
                     const uint32_t *lens, const uint32_t *adler, uint8_t **mem, size_t *memlen)
 {
-    static const uint8_t zhdr[2] = {0x78, 0x01}; /* encode_to's for level 1 */
+    uint8_t zhdr[2];
     piece *pc;
     int rc;
     if (width <= 0 || height <= 0 || rows <= 0 || (size_t)width > (size_t)INT_MAX - 1 ||
@@ -942,16 +954,14 @@ static int coded_to(sink *s, int width, int height, int rows, int npieces, const
         errno = ENOMEM;
         return -1;
     }
+    zlib_header(PNG_LEVEL_RLE, zhdr); /* (the GPU codes at the default level) */
     for (int i = 0; i < npieces; i++) {
         pc[i].y0 = i * rows;
         pc[i].rows = height - i * rows < rows ? height - i * rows : rows;
         pc[i].z = (uint8_t *)(uintptr_t)z; /* (read only: emit_png) */
         pc[i].zlen = lens[i];
         pc[i].adler = adler[i];
-        pc[i].crc = libdeflate_crc32(0, "IDAT", 4);
-        if (i == 0)
-            pc[i].crc = libdeflate_crc32(pc[i].crc, zhdr, 2);
-        pc[i].crc = libdeflate_crc32(pc[i].crc, z, lens[i]);
+        pc[i].crc = idat_crc(i == 0 ? zhdr : NULL, z, lens[i]);
         z += lens[i];
     }
     rc = emit_png(s, width, height, zhdr, pc, npieces, mem, memlen);
