@@ -7,7 +7,8 @@
  * into a temp file that is measured and dropped (no fsync: the disk is
  * not what is compared).
  *
- *   bench_venc [-t THREADS] [-r REPEAT] [-c CODEC[,CODEC...]] [-f EXT] EDGES
+ *   bench_venc [-t THREADS] [-r REPEAT] [-c CODEC[,CODEC...]] [-f EXT] [-o DIR] EDGES
+ *   bench_venc -g FRAMES [-r REPEAT] [-o DIR] EDGES
  *
  *   -t  threads for the second column (default: one per CPU)
  *   -r  the clip is written REPEAT times over as one video (default 2)
@@ -18,6 +19,14 @@
  *       video; it is decoded -r times with -t threads by one vid_reader
  *       and by vsrc (segments on several decoders), alternately; prints
  *       wall and CPU seconds of each and the ratio
+ *   -g  the .mkv writer alone, as the GPU engine drives it: every frame
+ *       coded as FFVHuff first (untimed, hfyu_code: the GPU's bytes), then
+ *       FRAMES packets (the clip's, round and round) written -r times
+ *       through venc_put_coded, each packet lent
+ *       (given back once written) as the engine lends its packet pool;
+ *       prints wall, CPU and fps for each of -r runs, each into a new file
+ *   -o  the directory the output is written into (default /tmp; the .mkv
+ *       writer maps a file in RAM, e.g. /dev/shm, and writes others)
  *
  * One line a configuration: CPU ms a frame (user + system, the whole
  * process: what a frame costs the machine whatever the load), wall fps
@@ -26,6 +35,7 @@
  * comparable within one run.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +48,13 @@
 #include <libavutil/avutil.h>
 
 #include "frames.h"
+#include "hfyu_enc.h"
 #include "safeout.h"
 #include "util.h"
 #include "video_io.h"
 #include "vsource.h"
+
+static const char *outdir = "/tmp";
 
 static double now_s(void)
 {
@@ -108,7 +121,7 @@ end:
 static int run(const clip *c, const char *ext, const venc_opts *vo, int rep,
                long long *bytes, double *wall, double *cpu)
 {
-    char name[64];
+    char name[300];
     so_opts so = {1, 0};
     so_file *out = NULL;
     venc_writer *wr = NULL;
@@ -116,7 +129,7 @@ static int run(const clip *c, const char *ext, const venc_opts *vo, int rep,
     double t0, c0;
     int rc = -1;
 
-    snprintf(name, sizeof name, "/tmp/bench_venc.%d.%s", (int)getpid(), ext);
+    snprintf(name, sizeof name, "%s/bench_venc.%d.%s", outdir, (int)getpid(), ext);
     if (so_open(&out, name, &so, NULL, 0))
         return -1;
     t0 = now_s();
@@ -137,6 +150,112 @@ static int run(const clip *c, const char *ext, const venc_opts *vo, int rep,
 end:
     venc_close(&wr, 1);
     so_abort(&out);
+    return rc;
+}
+
+/* -g: the clip's frames coded once, as the GPU codes them; each packet
+ * lent to the writer and waited for before it is lent again. */
+typedef struct gpkt {
+    buf_loan l;
+    uint8_t *p;
+    size_t n;
+    int out; /* lent, not yet given back */
+} gpkt;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_back = PTHREAD_COND_INITIALIZER;
+
+static void g_give_back(buf_loan *l)
+{
+    gpkt *k = (gpkt *)l;
+    pthread_mutex_lock(&g_mu);
+    k->out = 0;
+    pthread_cond_broadcast(&g_back);
+    pthread_mutex_unlock(&g_mu);
+}
+
+static buf_loan *g_lend(void *ctx)
+{
+    gpkt *k = ctx;
+    k->out = 1;
+    return &k->l;
+}
+
+static int coded_run(const clip *c, gpkt *pk, const hfyu_tab *t, long frames,
+                     double *wall, double *cpu, long long *bytes)
+{
+    char name[300];
+    so_opts so = {1, 0};
+    so_file *out = NULL;
+    venc_writer *wr = NULL;
+    venc_opts vo = {.codec = "ffvhuff"};
+    struct stat st;
+    double t0 = now_s(), c0 = cpu_s();
+    int rc = -1;
+
+    snprintf(name, sizeof name, "%s/bench_venc.%d.mkv", outdir, (int)getpid());
+    if (so_open(&out, name, &so, NULL, 0))
+        return -1;
+    if (venc_open(out, "mkv", c->w, c->h, (AVRational){1, 30}, (AVRational){30, 1}, &vo, &wr))
+        goto end;
+    for (long i = 0; i < frames; i++) {
+        gpkt *k = &pk[i % c->n];
+        pthread_mutex_lock(&g_mu);
+        while (k->out)
+            pthread_cond_wait(&g_back, &g_mu);
+        pthread_mutex_unlock(&g_mu);
+        if (venc_put_coded(wr, k->p, k->n, t->cl, c->w, c->h, i, 1, g_lend, k))
+            goto end;
+    }
+    if (venc_close(&wr, 0) || so_commit(&out))
+        goto end;
+    *wall = now_s() - t0;
+    *cpu = cpu_s() - c0;
+    rc = stat(name, &st);
+    *bytes = (long long)st.st_size;
+    unlink(name);
+end:
+    venc_close(&wr, 1);
+    so_abort(&out);
+    return rc;
+}
+
+static int coded_mode(const clip *c, int rep, long frames)
+{
+    hfyu_tab t = {0};
+    gpkt *pk = calloc((size_t)c->n, sizeof *pk);
+    long long total = 0, bytes = 0;
+    int rc = 1;
+
+    if (!pk || venc_ffvhuff_codes(t.cl))
+        goto end;
+    for (int i = 0; i < 256; i++) {
+        t.code[i] = t.cl[i] >> 5;
+        t.len[i] = (uint8_t)(t.cl[i] & 31);
+        t.max_len = t.len[i] > t.max_len ? t.len[i] : t.max_len;
+    }
+    for (long i = 0; i < c->n; i++) {
+        if (!(pk[i].p = malloc(hfyu_max_bytes(&t, c->w, c->h))))
+            goto end;
+        pk[i].l.give_back = g_give_back;
+        pk[i].n = hfyu_code(&t, c->px + (size_t)i * c->w * c->h, c->w, c->w, c->h, pk[i].p);
+        total += (long long)pk[i].n;
+    }
+    printf("bench_venc -g: %dx%d, %ld frames a run (%ld distinct, %.2f MB a packet), into %s\n",
+           c->w, c->h, frames, c->n, total / 1e6 / (double)c->n, outdir);
+    for (int r = 0; r < rep; r++) {
+        double w, cp;
+        if (coded_run(c, pk, &t, frames, &w, &cp, &bytes))
+            goto end;
+        printf("  run %d: %7.3f s wall %7.3f s cpu  %8.1f fps  %lld bytes\n", r + 1, w, cp,
+               frames / w, bytes);
+        fflush(stdout);
+    }
+    rc = 0;
+end:
+    for (long i = 0; pk && i < c->n; i++)
+        free(pk[i].p);
+    free(pk);
     return rc;
 }
 
@@ -197,20 +316,24 @@ static int decode_mode(const char *path, int threads, int rep)
 int main(int argc, char **argv)
 {
     const char *codecs = "magicyuv,ffvhuff,ffv1,rawvideo", *ext = "mkv", *presets = NULL;
-    int threads = 0, rep = 2, opt, dmode = 0;
+    int threads = 0, rep = 2, opt, dmode = 0, gmode = 0;
+    long gframes = 0;
     clip c = {0};
     char list[256], plist[256];
 
-    while ((opt = getopt(argc, argv, "t:r:c:f:p:d")) != -1)
+    while ((opt = getopt(argc, argv, "t:r:c:f:p:dg:o:")) != -1)
         switch (opt) {
         case 'd': dmode = 1; break;
+        case 'g': gmode = 1; gframes = atol(optarg); break;
+        case 'o': outdir = optarg; break;
         case 't': threads = atoi(optarg); break;
         case 'r': rep = atoi(optarg); break;
         case 'c': codecs = optarg; break;
         case 'f': ext = optarg; break;
         case 'p': presets = optarg; break;
         default:
-            fprintf(stderr, "usage: bench_venc [-t T] [-r R] [-c CODECS] [-f EXT] [-p PRESETS] EDGES\n");
+            fprintf(stderr, "usage: bench_venc [-t T] [-r R] [-c CODECS] [-f EXT] [-p PRESETS] [-o DIR] EDGES\n"
+                            "       bench_venc -g FRAMES [-r R] [-o DIR] EDGES\n");
             return 2;
         }
     if (optind != argc - 1 || rep < 1)
@@ -221,6 +344,11 @@ int main(int argc, char **argv)
         return decode_mode(argv[optind], threads, rep);
     if (load(argv[optind], &c))
         return 1;
+    if (gmode) {
+        int rc = gframes > 0 ? coded_mode(&c, rep, gframes) : 2;
+        free(c.px);
+        return rc;
+    }
     printf("bench_venc: %s %dx%d, %ld frames x %d, threads 1 and %d\n", argv[optind], c.w,
            c.h, c.n, rep, threads);
     printf("%-22s %9s %9s %9s %9s %12s %7s\n", "codec", "cpu_ms/f", "fps_1", "fps_T",
