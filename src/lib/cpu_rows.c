@@ -111,6 +111,19 @@ CB_INLINE uint8_t quantise(float m, const ge_params *p)
     return p->invert ? (uint8_t)(255 - e) : e;
 }
 
+/* DESIGN.md §1.4's gx and gy at x: a, b, c are the rows above, at and below
+ * (in this order of operations; sobel8 is the same for 8 pixels). */
+CB_INLINE void sobel1(const float *a, const float *b, const float *c, int x, float *gx,
+                      float *gy)
+{
+    float L = (a[x - 1] + 2.0f * b[x - 1]) + c[x - 1];
+    float R = (a[x + 1] + 2.0f * b[x + 1]) + c[x + 1];
+    float T = (a[x - 1] + 2.0f * a[x]) + a[x + 1];
+    float D = (c[x - 1] + 2.0f * c[x]) + c[x + 1];
+    *gx = R - L;
+    *gy = D - T;
+}
+
 /* DESIGN.md §1.4 for one row: a, b, c are the rows above, at and below, each
  * readable at [-1, w] (border values already in place). */
 CB_INLINE void sobel_body(const float *a, const float *b, const float *c,
@@ -119,14 +132,9 @@ CB_INLINE void sobel_body(const float *a, const float *b, const float *c,
     int x;
 
     for (x = x0; x < w; x++) {
-        float L = (a[x - 1] + 2.0f * b[x - 1]) + c[x - 1];
-        float R = (a[x + 1] + 2.0f * b[x + 1]) + c[x + 1];
-        float T = (a[x - 1] + 2.0f * a[x]) + a[x + 1];
-        float D = (c[x - 1] + 2.0f * c[x]) + c[x + 1];
-        float gx = R - L;
-        float gy = D - T;
-        float m = sqrtf(fmaf(gx, gx, gy * gy));
-        e[x] = quantise(m, p);
+        float gx, gy;
+        sobel1(a, b, c, x, &gx, &gy);
+        e[x] = quantise(sqrtf(fmaf(gx, gx, gy * gy)), p);
     }
 }
 
@@ -145,13 +153,10 @@ CB_INLINE void grad_body(const float *a, const float *b, const float *c,
     int x;
 
     for (x = x0; x < w; x++) {
-        float L = (a[x - 1] + 2.0f * b[x - 1]) + c[x - 1];
-        float R = (a[x + 1] + 2.0f * b[x + 1]) + c[x + 1];
-        float T = (a[x - 1] + 2.0f * a[x]) + a[x + 1];
-        float D = (c[x - 1] + 2.0f * c[x]) + c[x + 1];
-        float gx = R - L;
-        float gy = D - T;
-        float ax = fabsf(gx), ay = fabsf(gy);
+        float gx, gy, ax, ay;
+        sobel1(a, b, c, x, &gx, &gy);
+        ax = fabsf(gx);
+        ay = fabsf(gy);
 
         t[x] = sqrtf(fmaf(gx, gx, gy * gy)) * scale;
         dir[x] = ay < CB_T1 * ax   ? CB_DIR_H
@@ -381,10 +386,39 @@ CB_AVX2 static void vblur_avx2(const float *const *rows, int w,
     vblur_body(rows, x, w, wt, ntaps, out);
 }
 
+/* 8 int32 lanes (each 0..255) -> 8 bytes at out */
+CB_AVX2 static inline void store8_epi32(__m256i v, uint8_t *out)
+{
+    __m128i v16 = _mm_packus_epi32(_mm256_castsi256_si128(v),
+                                   _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64((__m128i *)(void *)out, _mm_packus_epi16(v16, v16));
+}
+
+/* Sobel's 3x3 at 8 pixels: a, b, c point at x in the rows above, at and
+ * below (x - 1 and x + 8 readable); gx, gy and the magnitude, in sobel1's
+ * order of operations. */
+CB_AVX2 static inline __m256 sobel8(const float *a, const float *b, const float *c,
+                                    __m256 *gx, __m256 *gy)
+{
+    const __m256 two = _mm256_set1_ps(2.0f);
+    __m256 nw = _mm256_loadu_ps(a - 1), n = _mm256_loadu_ps(a);
+    __m256 ne = _mm256_loadu_ps(a + 1);
+    __m256 wv = _mm256_loadu_ps(b - 1), ev = _mm256_loadu_ps(b + 1);
+    __m256 sw = _mm256_loadu_ps(c - 1), s = _mm256_loadu_ps(c);
+    __m256 se = _mm256_loadu_ps(c + 1);
+    __m256 L = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, wv)), sw);
+    __m256 R = _mm256_add_ps(_mm256_add_ps(ne, _mm256_mul_ps(two, ev)), se);
+    __m256 T = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, n)), ne);
+    __m256 D = _mm256_add_ps(_mm256_add_ps(sw, _mm256_mul_ps(two, s)), se);
+    *gx = _mm256_sub_ps(R, L);
+    *gy = _mm256_sub_ps(D, T);
+    return _mm256_sqrt_ps(_mm256_fmadd_ps(*gx, *gx, _mm256_mul_ps(*gy, *gy)));
+}
+
 CB_AVX2 static void sobel_avx2(const float *a, const float *b, const float *c,
                                int w, const ge_params *p, uint8_t *e)
 {
-    const __m256 two = _mm256_set1_ps(2.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 half = _mm256_set1_ps(0.5f);
     const __m256 f255 = _mm256_set1_ps(255.0f);
     const __m256 scale = _mm256_set1_ps(p->scale);
     const __m256 thr = _mm256_set1_ps(p->threshold);
@@ -392,20 +426,8 @@ CB_AVX2 static void sobel_avx2(const float *a, const float *b, const float *c,
     int x = 0;
 
     for (; x + 8 <= w; x += 8) {
-        __m256 nw = _mm256_loadu_ps(a + x - 1), n = _mm256_loadu_ps(a + x);
-        __m256 ne = _mm256_loadu_ps(a + x + 1);
-        __m256 wv = _mm256_loadu_ps(b + x - 1), ev = _mm256_loadu_ps(b + x + 1);
-        __m256 sw = _mm256_loadu_ps(c + x - 1), s = _mm256_loadu_ps(c + x);
-        __m256 se = _mm256_loadu_ps(c + x + 1);
-        __m256 L = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, wv)), sw);
-        __m256 R = _mm256_add_ps(_mm256_add_ps(ne, _mm256_mul_ps(two, ev)), se);
-        __m256 T = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, n)), ne);
-        __m256 D = _mm256_add_ps(_mm256_add_ps(sw, _mm256_mul_ps(two, s)), se);
-        __m256 gx = _mm256_sub_ps(R, L), gy = _mm256_sub_ps(D, T);
-        __m256 m = _mm256_sqrt_ps(
-            _mm256_fmadd_ps(gx, gx, _mm256_mul_ps(gy, gy)));
+        __m256 gx, gy, m = sobel8(a + x, b + x, c + x, &gx, &gy);
         __m256i v;
-        __m128i v16, v8;
 
         if (p->use_threshold) {
             __m256 ge = _mm256_cmp_ps(_mm256_mul_ps(m, scale), thr, _CMP_GE_OQ);
@@ -419,44 +441,22 @@ CB_AVX2 static void sobel_avx2(const float *a, const float *b, const float *c,
         }
         if (p->invert)
             v = _mm256_sub_epi32(i255, v);
-        v16 = _mm_packus_epi32(_mm256_castsi256_si128(v),
-                               _mm256_extracti128_si256(v, 1));
-        v8 = _mm_packus_epi16(v16, v16);
-        _mm_storel_epi64((__m128i *)(void *)(e + x), v8);
+        store8_epi32(v, e + x);
     }
     sobel_body(a, b, c, x, w, p, e);
-}
-
-/* 8 int32 lanes (each 0..255) -> 8 bytes at out */
-CB_AVX2 static inline void store8_epi32(__m256i v, uint8_t *out)
-{
-    __m128i v16 = _mm_packus_epi32(_mm256_castsi256_si128(v),
-                                   _mm256_extracti128_si256(v, 1));
-    _mm_storel_epi64((__m128i *)(void *)out, _mm_packus_epi16(v16, v16));
 }
 
 CB_AVX2 static void grad_avx2(const float *a, const float *b, const float *c,
                               int w, float scale, float *t, uint8_t *dir)
 {
-    const __m256 two = _mm256_set1_ps(2.0f), sc = _mm256_set1_ps(scale);
+    const __m256 sc = _mm256_set1_ps(scale);
     const __m256 t1 = _mm256_set1_ps(CB_T1), t2 = _mm256_set1_ps(CB_T2);
     const __m256 zero = _mm256_setzero_ps();
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     int x = 0;
 
     for (; x + 8 <= w; x += 8) {
-        __m256 nw = _mm256_loadu_ps(a + x - 1), n = _mm256_loadu_ps(a + x);
-        __m256 ne = _mm256_loadu_ps(a + x + 1);
-        __m256 wv = _mm256_loadu_ps(b + x - 1), ev = _mm256_loadu_ps(b + x + 1);
-        __m256 sw = _mm256_loadu_ps(c + x - 1), s = _mm256_loadu_ps(c + x);
-        __m256 se = _mm256_loadu_ps(c + x + 1);
-        __m256 L = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, wv)), sw);
-        __m256 R = _mm256_add_ps(_mm256_add_ps(ne, _mm256_mul_ps(two, ev)), se);
-        __m256 T = _mm256_add_ps(_mm256_add_ps(nw, _mm256_mul_ps(two, n)), ne);
-        __m256 D = _mm256_add_ps(_mm256_add_ps(sw, _mm256_mul_ps(two, s)), se);
-        __m256 gx = _mm256_sub_ps(R, L), gy = _mm256_sub_ps(D, T);
-        __m256 m = _mm256_sqrt_ps(
-            _mm256_fmadd_ps(gx, gx, _mm256_mul_ps(gy, gy)));
+        __m256 gx, gy, m = sobel8(a + x, b + x, c + x, &gx, &gy);
         __m256 ax = _mm256_and_ps(gx, absmask), ay = _mm256_and_ps(gy, absmask);
         /* gx < 0 by comparison, not the sign bit: -0 is not negative */
         __m256 sd = _mm256_xor_ps(_mm256_cmp_ps(gx, zero, _CMP_LT_OQ),
