@@ -50,18 +50,7 @@ void jq_free(jobq *q)
 
 int jq_pop(jobq *q, int *seq)
 {
-    int j = -1;
-    pthread_mutex_lock(&q->mu);
-    if (q->rhead < q->nretry)
-        j = q->retry[q->rhead++];
-    else if (q->head < q->n)
-        j = q->order[q->head++];
-    if (seq)
-        *seq = q->taken;
-    if (j >= 0)
-        q->taken++;
-    pthread_mutex_unlock(&q->mu);
-    return j;
+    return jq_pop_if(q, NULL, NULL, seq);
 }
 
 int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx, int *seq)
@@ -69,9 +58,9 @@ int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx, int *seq)
     int j = -1;
     pthread_mutex_lock(&q->mu);
     if (q->rhead < q->nretry) {
-        if (ok(ctx, q->retry[q->rhead]))
+        if (!ok || ok(ctx, q->retry[q->rhead]))
             j = q->retry[q->rhead++];
-    } else if (q->head < q->n && ok(ctx, q->order[q->head])) {
+    } else if (q->head < q->n && (!ok || ok(ctx, q->order[q->head]))) {
         j = q->order[q->head++];
     }
     if (seq)

@@ -33,8 +33,8 @@ void jq_free(jobq *q);
  * among the jobs handed out so far (0, 1, ...).  Thread-safe. */
 int jq_pop(jobq *q, int *seq);
 /* The next job when ok(ctx, job) says so (nvJPEG's groups: the JPEGs at
- * the head of the queue; a video to chain onto), else -1 and nothing
- * taken; *seq (may be NULL) as jq_pop's. */
+ * the head of the queue; a video to chain onto; NULL: any), else -1 and
+ * nothing taken; *seq (may be NULL) as jq_pop's. */
 int jq_pop_if(jobq *q, int (*ok)(void *ctx, int job), void *ctx, int *seq);
 /* Hands job back: it is the next one popped (after earlier ones handed
  * back).  Room for 2n hand-backs (each job once, in run.c). */
