@@ -5,8 +5,8 @@
 # scheduler several GPUs use, and GPUEDGE_FAIL_ENGINE=K[:N] makes engine K
 # fail at its N-th file as a lost device would.  Checks: --devices and
 # --video-engines parsing; outputs (and --hist) byte-identical to one
-# engine's for images and videos; every engine gets work, largest files
-# first; a failed engine's files retried on another, or failed with one
+# engine's for images and videos; the work spread over the engines, largest
+# files first; a failed engine's files retried on another, or failed with one
 # line each; nothing partial; the release binary reads no test hook.
 . "$(dirname "$0")/lib.sh"
 
@@ -88,14 +88,17 @@ for n in 2 3 5; do
     no_stray_files "$W" || why="${why:+$why; }$WHY"
     [ -z "$why" ] && ok "$n engines: outputs and --hist byte-identical to one engine's" ||
         { not_ok "$n engines: $why"; show_err; }
-    # the report: one entry an engine, each with work, the files adding up
+    # the report: one entry an engine, the files adding up, spread over
+    # engines (not necessarily all: these files take milliseconds, and an
+    # engine whose thread starts after the queue is empty gets none)
     "$PY" - "r$n.json" "$n" "$NIN" <<'EOF' && ok "$n engines: --report shows each engine's files, frames, busy time" ||
 import json, sys
 r = json.load(open(sys.argv[1]))
 n, nin = int(sys.argv[2]), int(sys.argv[3])
 e = r["engines"]
 assert len(e) == n, e
-assert all(x["files"] >= 1 and x["frames"] >= 1 and x["busy_s"] > 0 for x in e), e
+assert all(x["frames"] >= x["files"] and x["busy_s"] > 0 for x in e), e
+assert sum(x["files"] > 0 for x in e) >= 2, e
 assert sum(x["files"] for x in e) == nin, e
 assert sum(x["frames"] for x in e) == r["frames"], (e, r["frames"])
 EOF
