@@ -332,7 +332,8 @@ int main(int argc, char **argv)
         case 'f': ext = optarg; break;
         case 'p': presets = optarg; break;
         default:
-            fprintf(stderr, "usage: bench_venc [-t T] [-r R] [-c CODECS] [-f EXT] [-p PRESETS] [-o DIR] EDGES\n"
+            fprintf(stderr, "usage: bench_venc [-t T] [-r R] [-c CODECS] [-f EXT] [-p PRESETS] "
+                            "[-o DIR] EDGES\n"
                             "       bench_venc -g FRAMES [-r R] [-o DIR] EDGES\n");
             return 2;
         }
