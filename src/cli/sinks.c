@@ -143,10 +143,17 @@ void close_output(run_ctx *c, int abandon)
         j->abandoned = 1; /* not its own fault: another engine may redo it */
     if (j->out_kind == OUT_VIDEO) {
         int r;
+        double t0;
         ge_why_clear();
         r = c->enc ? venc_close(&c->enc, abandon || failed) : -1;
+        t0 = ge_now();
         if (r == 0 && !abandon && !failed && !sig_stopped() && so_commit(&c->out) == 0) {
             j->state = JOB_OK;
+            /* (over an existing file the commit frees its pages, on a
+             * file system in RAM at once) */
+            if (ge_trace("venc"))
+                ge_note("venc trace: %s committed (fsync, rename) in %.1f ms", j->output,
+                        (ge_now() - t0) * 1e3);
         } else {
             ge_err_pending(j->output); /* the encoder's or the commit's (DESIGN.md §9) */
             so_abort(&c->out);

@@ -36,6 +36,9 @@ struct coded_pool {
     size_t lent;   /* bytes */
     int nlent;
     int closed;
+    /* GPUEDGE_TRACE=venc: buffers made (and their seconds), most lent at once */
+    int trace, made, lent_max;
+    double t_made;
 };
 
 static void blk_free(coded_blk *b)
@@ -60,6 +63,8 @@ coded_pool *coded_pool_new(void)
         free(p);
         p = NULL;
     }
+    if (p)
+        p->trace = ge_trace("venc");
     return p;
 }
 
@@ -70,6 +75,9 @@ void coded_pool_close(coded_pool *p)
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
+    if (p->trace && p->made)
+        ge_note("venc trace: the engine's packet buffers: %d made (%.1f ms, pinned), at most %d "
+                "lent at once", p->made, p->t_made * 1e3, p->lent_max);
     list = p->free;
     p->free = NULL;
     p->closed = 1;
@@ -130,6 +138,7 @@ static coded_blk *blk_get(coded_pool *p, size_t n)
     }
     if (b)
         return b;
+    double t0 = ge_now();
     if (!(b = calloc(1, sizeof *b)))
         return NULL;
     b->loan.give_back = give_back;
@@ -140,6 +149,10 @@ static coded_blk *blk_get(coded_pool *p, size_t n)
         free(b);
         return NULL;
     }
+    pthread_mutex_lock(&p->mu);
+    p->made++;
+    p->t_made += ge_now() - t0;
+    pthread_mutex_unlock(&p->mu);
     return b;
 }
 
@@ -157,6 +170,8 @@ buf_loan *coded_lend(void *ctx)
     } else {
         p->lent += b->cap;
         p->nlent++;
+        if (p->nlent > p->lent_max)
+            p->lent_max = p->nlent;
         c->blk = NULL;
     }
     pthread_mutex_unlock(&p->mu);

@@ -16,6 +16,9 @@
 #include <sys/mman.h>
 #include <sys/vfs.h>
 #include <sys/uio.h>
+#include <sys/resource.h>
+
+#include "util.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -90,7 +93,27 @@ typedef struct wjob {
     void (*release)(void *);
     void *arg;
     int done;
+    double t_q, t_take, t_done; /* GPUEDGE_TRACE=venc: queued, taken, written */
 } wjob;
+
+/* GPUEDGE_TRACE=venc (mkvw_free prints them): a writer's seconds, each
+ * writer its own (read once the writers are joined) */
+typedef struct wstat {
+    double idle, resv, pop, copy, pw, resv_max, pop_max;
+    long jobs, waits; /* waits: for work, on the condition variable */
+    int64_t bytes;
+    struct rusage ru; /* the thread's, as it ended */
+} wstat;
+
+/* and the muxing thread's (mkvw_put's caller), the reaping under mu */
+typedef struct mstat {
+    double put, map, map_max, unmap, unmap_max, settle, settle_max, wb;
+    long maps, unmaps, waits, queued, in_flight_sum, in_flight_max;
+    /* a job waiting for a writer; written, waiting to be reaped (for the
+     * next call here and for those before it), and of that for those
+     * before it alone (the latest t_done so far, in file order) */
+    double q_wait, q_wait_max, lag, lag_max, order, order_max, done_front;
+} mstat;
 
 struct mkvw {
     so_file *f;
@@ -124,7 +147,16 @@ struct mkvw {
     int64_t shift, last_dts, duration;
     cue *cues;
     size_t ncue, cap_cue;
+    int trace, nid;             /* GPUEDGE_TRACE=venc; writers numbered */
+    wstat ws[WRITERS];
+    mstat ms;
 };
+
+/* the trace's clock: 0 when not tracing */
+static double tnow(const mkvw *m)
+{
+    return m->trace ? ge_now() : 0;
+}
 
 // ---------------------------------------------------------------------------
 // EBML, written as matroskaenc.c writes it
@@ -350,9 +382,14 @@ static int map_to(mkvw *m, int64_t end)
         void *p;
         if (k >= MAX_CHUNKS)
             return -EFBIG;
+        double t0 = tnow(m), t;
         p = mmap(NULL, (size_t)CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, m->mapped);
         if (p == MAP_FAILED)
             return -errno;
+        t = tnow(m) - t0;
+        m->ms.map += t;
+        m->ms.map_max = t > m->ms.map_max ? t : m->ms.map_max;
+        m->ms.maps++;
         m->map[k] = p;
         m->mapped += CHUNK;
     }
@@ -379,8 +416,13 @@ static void unmap_done(mkvw *m, int all)
 {
     while (m->map && m->unmapped < MAX_CHUNKS && m->map[m->unmapped] &&
            (all || (m->unmapped + 1) * CHUNK <= m->done_upto)) {
+        double t0 = tnow(m), t;
         munmap(m->map[m->unmapped], (size_t)CHUNK);
         m->map[m->unmapped++] = NULL;
+        t = tnow(m) - t0;
+        m->ms.unmap += t;
+        m->ms.unmap_max = t > m->ms.unmap_max ? t : m->ms.unmap_max;
+        m->ms.unmaps++;
     }
 }
 
@@ -399,15 +441,28 @@ static void populate(mkvw *m, int64_t at, int64_t n)
     }
 }
 
-/* Job j's bytes at their place through the mapping; 0 or an errno. */
-static int copy_job(mkvw *m, const wjob *j)
+/* Job j's bytes at their place through the mapping; 0 or an errno.  ws:
+ * the writer's trace (NULL: none). */
+static int copy_job(mkvw *m, const wjob *j, wstat *ws)
 {
+    double t0 = ws ? ge_now() : 0, t1 = 0, t2 = 0;
     int e = reserve(m->fd, j->at, (int64_t)(j->head.n + j->n));
+    if (ws)
+        t1 = ge_now();
     if (!e)
         populate(m, j->at, (int64_t)(j->head.n + j->n));
+    if (ws)
+        t2 = ge_now();
     if (!e) {
         copy_out(m, j->at, j->head.p, j->head.n);
         copy_out(m, j->at + (int64_t)j->head.n, j->data, j->n);
+    }
+    if (ws) {
+        ws->resv += t1 - t0;
+        ws->resv_max = t1 - t0 > ws->resv_max ? t1 - t0 : ws->resv_max;
+        ws->pop += t2 - t1;
+        ws->pop_max = t2 - t1 > ws->pop_max ? t2 - t1 : ws->pop_max;
+        ws->copy += ge_now() - t2;
     }
     return e;
 }
@@ -443,24 +498,51 @@ static int pwrite_job(mkvw *m, const wjob *j)
 static void *writer(void *arg)
 {
     mkvw *m = arg;
+    wstat *ws = NULL;
     pthread_mutex_lock(&m->mu);
+    if (m->trace && m->nid < WRITERS)
+        ws = &m->ws[m->nid++];
     for (;;) {
         wjob *j;
         int e;
-        while (!m->quit && !m->take)
+        double t0 = ws ? ge_now() : 0, t1;
+        while (!m->quit && !m->take) {
+            if (ws)
+                ws->waits++;
             pthread_cond_wait(&m->work, &m->mu);
+        }
         if (!(j = m->take))
             break;
         m->take = j->next;
         pthread_mutex_unlock(&m->mu);
-        e = m->map ? copy_job(m, j) : pwrite_job(m, j);
+        if (ws) {
+            t1 = ge_now();
+            ws->idle += t1 - t0; /* (the wait at the end, for quit, not counted) */
+            j->t_take = t1;
+        }
+        if (m->map) {
+            e = copy_job(m, j, ws);
+        } else {
+            t1 = ws ? ge_now() : 0;
+            e = pwrite_job(m, j);
+            if (ws)
+                ws->pw += ge_now() - t1;
+        }
+        if (ws) {
+            ws->jobs++;
+            ws->bytes += (int64_t)(j->head.n + j->n);
+        }
         pthread_mutex_lock(&m->mu);
         if (e && !m->err)
             m->err = e;
         j->done = 1;
+        if (ws)
+            j->t_done = ge_now();
         pthread_cond_broadcast(&m->done);
     }
     pthread_mutex_unlock(&m->mu);
+    if (ws)
+        getrusage(RUSAGE_THREAD, &ws->ru);
     return NULL;
 }
 
@@ -469,6 +551,18 @@ static void reap(mkvw *m)
 {
     wjob *j;
     while ((j = m->first) && j->done) {
+        if (m->trace && j->t_done > 0) { /* (0: dropped by mkvw_free) */
+            double lag = ge_now() - j->t_done, qw = j->t_take - j->t_q, o;
+            if (j->t_done > m->ms.done_front)
+                m->ms.done_front = j->t_done;
+            o = m->ms.done_front - j->t_done;
+            m->ms.order += o;
+            m->ms.order_max = o > m->ms.order_max ? o : m->ms.order_max;
+            m->ms.lag += lag;
+            m->ms.lag_max = lag > m->ms.lag_max ? lag : m->ms.lag_max;
+            m->ms.q_wait += qw;
+            m->ms.q_wait_max = qw > m->ms.q_wait_max ? qw : m->ms.q_wait_max;
+        }
         m->first = j->next;
         if (!m->first)
             m->last = NULL;
@@ -485,16 +579,27 @@ static void reap(mkvw *m)
 static int settle(mkvw *m, int most)
 {
     int e;
+    double t0, t;
     pthread_mutex_lock(&m->mu);
     reap(m);
+    t0 = tnow(m);
+    if (m->in_flight > most && most > 0)
+        m->ms.waits++;
     while (m->in_flight > most) {
         pthread_cond_wait(&m->done, &m->mu);
         reap(m);
     }
+    t = tnow(m) - t0;
+    if (most > 0) { /* (not mkvw_finish's drain) */
+        m->ms.settle += t;
+        m->ms.settle_max = t > m->ms.settle_max ? t : m->ms.settle_max;
+    }
     e = m->err;
     pthread_mutex_unlock(&m->mu);
     unmap_done(m, 0);
+    t0 = tnow(m);
     so_writeback(m->f, (off_t)m->done_upto);
+    m->ms.wb += tnow(m) - t0;
     return e ? -e : 0;
 }
 
@@ -548,6 +653,13 @@ static int queue(mkvw *m, wjob *j)
     if (!m->take)
         m->take = j;
     m->in_flight++;
+    if (m->trace) {
+        j->t_q = ge_now();
+        m->ms.queued++;
+        m->ms.in_flight_sum += m->in_flight;
+        if (m->in_flight > m->ms.in_flight_max)
+            m->ms.in_flight_max = m->in_flight;
+    }
     pthread_cond_signal(&m->work);
     pthread_mutex_unlock(&m->mu);
     return settle(m, IN_FLIGHT);
@@ -567,6 +679,7 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
     }
     m->f = f;
     m->fd = so_fd(f);
+    m->trace = ge_trace("venc");
     m->tb = tb_num / (double)tb_den;
     m->def_dur = def_dur > 0 ? def_dur : 0;
     if (pthread_mutex_init(&m->mu, NULL)) {
@@ -635,8 +748,8 @@ static int add_cue(mkvw *m, int64_t ts, int64_t rel)
     return 0;
 }
 
-int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
-             void (*release)(void *), void *arg)
+static int put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
+               void (*release)(void *), void *arg)
 {
     int64_t ts, rel;
     int rc;
@@ -687,6 +800,15 @@ int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
     b_put(&m->cl, data, n);
     release(arg);
     return m->cl.oom ? -ENOMEM : 0;
+}
+
+int mkvw_put(mkvw *m, const uint8_t *data, size_t n, int64_t dts, int64_t dur,
+             void (*release)(void *), void *arg)
+{
+    double t0 = tnow(m);
+    int rc = put(m, data, n, dts, dur, release, arg);
+    m->ms.put += tnow(m) - t0;
+    return rc;
 }
 
 /* Cues: a CuePoint a timestamp (cues come in dts order) */
@@ -789,6 +911,61 @@ int mkvw_finish(mkvw *m)
     return rc;
 }
 
+/* GPUEDGE_TRACE=venc: where the muxing thread and the writers spent their
+ * time (the writers joined). */
+static void trace_note(const mkvw *m)
+{
+    wstat s = {0};
+    char per[160] = "";
+    size_t k = 0;
+    double ut = 0, st = 0;
+    long minflt = 0, vcsw = 0, ivcsw = 0;
+    for (int i = 0; i < m->nid; i++) {
+        const wstat *w = &m->ws[i];
+        s.idle += w->idle;
+        s.resv += w->resv;
+        s.pop += w->pop;
+        s.copy += w->copy;
+        s.pw += w->pw;
+        s.resv_max = w->resv_max > s.resv_max ? w->resv_max : s.resv_max;
+        s.pop_max = w->pop_max > s.pop_max ? w->pop_max : s.pop_max;
+        s.jobs += w->jobs;
+        s.waits += w->waits;
+        s.bytes += w->bytes;
+        ut += w->ru.ru_utime.tv_sec + w->ru.ru_utime.tv_usec * 1e-6;
+        st += w->ru.ru_stime.tv_sec + w->ru.ru_stime.tv_usec * 1e-6;
+        minflt += w->ru.ru_minflt;
+        vcsw += w->ru.ru_nvcsw;
+        ivcsw += w->ru.ru_nivcsw;
+        if (k < sizeof per)
+            k += (size_t)snprintf(per + k, sizeof per - k, "%s%.0f/%ld", i ? ", " : "",
+                                  (w->resv + w->pop + w->copy + w->pw) * 1e3, w->jobs);
+    }
+    if (!m->ms.queued && !s.jobs)
+        return;
+    ge_note("mkvw trace: muxing thread: %ld packets queued (%.1f MB, %s), in mkvw_put %.1f ms: "
+            "waiting for the writers (in flight > %d) %.1f ms in %ld waits (max %.2f ms), "
+            "mmap %.1f ms (%ld, max %.2f ms), munmap %.1f ms (%ld, max %.2f ms), writeback "
+            "hint %.1f ms; in flight at a queue: mean %.1f, max %ld; a queued job waited "
+            "for a writer %.1f ms summed (max %.2f ms); a written one waited to be reaped "
+            "%.1f ms summed (max %.2f ms), of which for those before it (file order) %.1f "
+            "ms (max %.2f ms)",
+            m->ms.queued, s.bytes / 1e6, m->map ? "mapped" : "pwritev", m->ms.put * 1e3,
+            IN_FLIGHT, m->ms.settle * 1e3, m->ms.waits, m->ms.settle_max * 1e3,
+            m->ms.map * 1e3, m->ms.maps, m->ms.map_max * 1e3, m->ms.unmap * 1e3, m->ms.unmaps,
+            m->ms.unmap_max * 1e3, m->ms.wb * 1e3,
+            m->ms.queued ? (double)m->ms.in_flight_sum / m->ms.queued : 0.0,
+            m->ms.in_flight_max, m->ms.q_wait * 1e3, m->ms.q_wait_max * 1e3, m->ms.lag * 1e3,
+            m->ms.lag_max * 1e3, m->ms.order * 1e3, m->ms.order_max * 1e3);
+    ge_note("mkvw trace: %d writers, summed: waiting for work %.1f ms, fallocate %.1f ms (max "
+            "%.2f ms), populate %.1f ms (max %.2f ms), memcpy %.1f ms, pwritev %.1f ms; "
+            "busy ms/jobs a writer: %s; their rusage: user %.1f ms, sys %.1f ms, minor "
+            "faults %ld, voluntary switches %ld (%ld waits for work among them), "
+            "involuntary %ld",
+            m->nid, s.idle * 1e3, s.resv * 1e3, s.resv_max * 1e3, s.pop * 1e3, s.pop_max * 1e3,
+            s.copy * 1e3, s.pw * 1e3, per, ut * 1e3, st * 1e3, minflt, vcsw, s.waits, ivcsw);
+}
+
 void mkvw_free(mkvw **pm)
 {
     mkvw *m = *pm;
@@ -806,6 +983,8 @@ void mkvw_free(mkvw **pm)
     for (int i = 0; i < m->nth; i++)
         pthread_join(m->th[i], NULL);
     reap(m);
+    if (m->trace)
+        trace_note(m);
     unmap_done(m, 1);
     free(m->map);
     pthread_mutex_destroy(&m->mu);

@@ -668,7 +668,8 @@ int venc_put(venc_writer *w, const uint8_t *edge, int pitch, int64_t pts,
 int venc_close(venc_writer **wp, int abandon)
 {
     venc_writer *w;
-    int rc = 0, ret;
+    int rc = 0, ret, trace = ge_trace("venc");
+    double t0 = ge_now(), t_et = 0, t_mkvw = 0;
 
     if (!wp || !*wp)
         return 0;
@@ -676,6 +677,7 @@ int venc_close(venc_writer **wp, int abandon)
     *wp = NULL;
     if (w->et)
         et_finish(w, abandon || w->failed); /* failures set w->failed */
+    t_et = ge_now() - t0;
     if (!abandon && !w->failed) {
         /* flush: a NULL frame, then every packet up to AVERROR_EOF (the
          * encoder threads were flushed above) */
@@ -687,7 +689,9 @@ int venc_close(venc_writer **wp, int abandon)
                 drain_packets(w);
         }
         if (!w->failed && w->mkv) {
+            t_mkvw = ge_now();
             ret = mkvw_finish(w->mkv);
+            t_mkvw = ge_now() - t_mkvw;
             if (ret)
                 venc_error(w, "writing the trailer", AVERROR(-ret));
         } else if (!w->failed) {
@@ -726,6 +730,10 @@ int venc_close(venc_writer **wp, int abandon)
         hand_why(w);
     et_free(w);
     mkvw_free(&w->mkv);
+    if (trace && w->nput)
+        ge_note("venc trace: closing %.1f ms: the encoder threads' last frames muxed and the "
+                "threads joined %.1f ms, mkvw_finish (the writers' last packets, the "
+                "trailer) %.1f ms", (ge_now() - t0) * 1e3, t_et * 1e3, t_mkvw * 1e3);
     avformat_free_context(w->oc);
     avcodec_free_context(&w->enc);
     av_frame_free(&w->frame);

@@ -67,6 +67,7 @@ typedef struct enc_slot {
     int err;     /* 0, or the AVERROR its encoder failed with */
     int done;    /* coded (or failed): the token holder may mux it */
     int coded;   /* pkt came coded (venc_put_coded): nothing to code */
+    double t_sub; /* GPUEDGE_TRACE=venc: when it was queued */
 } enc_slot;
 
 struct enc_threads;
@@ -99,6 +100,14 @@ typedef struct enc_threads {
     /* GPUEDGE_TRACE=venc: seconds the caller spent copying and waiting
      * for a free slot, and the threads muxing and coding (under mu) */
     double t_copy, t_wait, t_mux, t_code;
+    /* and (under mu): the caller's waits for a slot, their longest, those
+     * begun while no thread held the muxing token; a coded packet from
+     * its queueing to ready for the muxer (an encoder thread woken to pass
+     * it on); the token's takings; the first frame queued, the last
+     * muxed */
+    int trace;
+    long n_wait, n_token;
+    double t_wait_max, t_wait_idle, t_relay, t_relay_max, t_first, t_last;
 } enc_threads;
 
 struct venc_writer {

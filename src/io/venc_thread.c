@@ -132,12 +132,17 @@ static int et_code(const hfyu_tab *hfyu, enc_thread *l, enc_slot *s)
 static void et_mux_ready(enc_threads *p)
 {
     venc_writer *w = p->w;
+    int first = 1;
     for (;;) {
         enc_slot *s = &p->slots[p->muxed % p->nslots];
         double t0;
         int err, bad, skip;
         if (p->muxed == p->put || !s->done)
             break;
+        if (first) {
+            p->n_token++;
+            first = 0;
+        }
         s->done = 0;
         err = s->err;
         skip = p->stop; /* abandoning, or failed already: free it only */
@@ -154,7 +159,8 @@ static void et_mux_ready(enc_threads *p)
         av_frame_unref(s->frame);
         s->coded = 0;
         pthread_mutex_lock(&p->mu);
-        p->t_mux += ge_now() - t0;
+        p->t_last = ge_now();
+        p->t_mux += p->t_last - t0;
         p->muxed++;
         if (bad) {
             w->failed = 1; /* also when sig_stop kept venc_error quiet */
@@ -188,6 +194,11 @@ static void *et_main(void *arg)
         p->t_code += t0;
         s->err = err < 0 ? err : 0;
         s->done = 1;
+        if (p->trace && s->coded) {
+            double r = ge_now() - s->t_sub;
+            p->t_relay += r;
+            p->t_relay_max = r > p->t_relay_max ? r : p->t_relay_max;
+        }
         if (!p->muxing) {
             p->muxing = 1;
             et_mux_ready(p);
@@ -242,6 +253,7 @@ int et_init(venc_writer *w, const AVCodec *codec, int nenc,
     w->et = p;
     p->w = w;
     p->n = nenc;
+    p->trace = ge_trace("venc");
     /* two frames a thread: one being coded, one queued or waiting to be
      * muxed behind a slower thread (or the muxer) */
     p->nslots = 2 * nenc;
@@ -295,13 +307,25 @@ enc_slot *et_slot(venc_writer *w)
 {
     enc_threads *p = w->et;
     enc_slot *s = NULL;
-    double t0 = ge_now();
+    double t0 = ge_now(), t;
+    int waited = 0;
     pthread_mutex_lock(&p->mu);
-    while (!w->failed && p->put - p->muxed >= p->nslots)
+    while (!w->failed && p->put - p->muxed >= p->nslots) {
+        int idle = !p->muxing; /* the oldest slot not ready: no thread muxes */
+        double a = p->trace ? ge_now() : 0;
+        waited = 1;
         pthread_cond_wait(&p->freed, &p->mu);
+        if (idle && p->trace)
+            p->t_wait_idle += ge_now() - a;
+    }
     if (!w->failed)
         s = &p->slots[p->put % p->nslots];
-    p->t_wait += ge_now() - t0;
+    t = ge_now() - t0;
+    p->t_wait += t;
+    if (waited) {
+        p->n_wait++;
+        p->t_wait_max = t > p->t_wait_max ? t : p->t_wait_max;
+    }
     pthread_mutex_unlock(&p->mu);
     return s;
 }
@@ -310,6 +334,11 @@ void et_submit(enc_threads *p, enc_slot *s, int64_t dur, double t_copy)
 {
     pthread_mutex_lock(&p->mu);
     s->dur = dur;
+    if (p->trace) {
+        s->t_sub = ge_now();
+        if (!p->put)
+            p->t_first = s->t_sub;
+    }
     p->t_copy += t_copy;
     p->coded += s->coded;
     p->put++;
@@ -342,6 +371,15 @@ int et_finish(venc_writer *w, int abandon)
                 "threads: caller copying %.1f ms, waiting for a slot %.1f ms; muxing %.1f ms; "
                 "coding %.1f ms (threads summed, %d slots)\n", p->muxed, p->coded, p->n,
                 p->t_copy * 1e3, p->t_wait * 1e3, p->t_mux * 1e3, p->t_code * 1e3, p->nslots);
+    if (p->trace && p->muxed)
+        ge_note("venc trace: the muxing token is one thread's at a time: muxing %.1f ms of the "
+                "%.1f ms from the first frame queued to the last muxed; taken %ld times for %ld "
+                "frames; the caller found all %d slots in flight %ld times (longest wait %.2f "
+                "ms), %.1f ms of its waiting begun while no thread held the token; a coded "
+                "packet from queued to ready for the muxer %.1f ms summed (max %.2f ms)",
+                p->t_mux * 1e3, (p->t_last - p->t_first) * 1e3, p->n_token, p->muxed,
+                p->nslots, p->n_wait, p->t_wait_max * 1e3, p->t_wait_idle * 1e3,
+                p->t_relay * 1e3, p->t_relay_max * 1e3);
     for (int i = 0; i < p->n && !abandon && !w->failed; i++) {
         int ret = avcodec_send_frame(p->t[i].enc, NULL);
         if (ret >= 0) {
