@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -64,9 +65,12 @@ enum {
  * a time, whatever the threads; threads copying into a shared mapping of
  * it do not wait for each other (figures: BENCHMARKS.md "Constants chosen
  * by measurement").  So a file in RAM whose packets the GPU coded is
- * mapped CHUNK bytes at a time, and each writer reserves its packet's
- * place (fallocate: a full file system is then an error, not a SIGBUS)
- * and copies the packet there; otherwise the writers pwrite (mkvw.h). */
+ * mapped CHUNK bytes at a time (the file sized to the mapping, sparse),
+ * and each writer makes its packet's pages present (MADV_POPULATE_WRITE:
+ * a full file system is then an error, not a SIGBUS) and copies the
+ * packet there; otherwise the writers pwrite (mkvw.h).  Not fallocate
+ * per packet: on tmpfs that takes the inode's lock exclusively, and the
+ * writers would take turns on it. */
 #define WRITERS 4
 #define IN_FLIGHT 16
 #define CHUNK ((int64_t)64 << 20)
@@ -131,6 +135,12 @@ struct mkvw {
     uint8_t **map;
     int64_t mapped;
     int unmapped;
+    int64_t page;
+    /* the size map_to gave the file (0: none since trim), and the ends
+     * of what was written: by the muxing thread, by the writers (under
+     * mu); trim cuts the file back to the larger */
+    int64_t sized, wrote, copied;
+    atomic_int no_populate; /* no MADV_POPULATE_WRITE (Linux < 5.14) */
     int decide;             /* MKVW_MAP_IN_RAM in RAM: map at the first job
                                if cores_free by then */
     atomic_int cores_free;  /* mkvw_cores_free was called */
@@ -357,10 +367,14 @@ static int parse_header(mkvw *m, const uint8_t *h, size_t n)
 /* Writes at `at` the bytes the layout puts there (the caller's thread). */
 static int write_at(mkvw *m, const void *p, size_t n, int64_t at)
 {
-    return so_pwrite(m->f, p, n, (off_t)at) ? -EIO : 0;
+    if (so_pwrite(m->f, p, n, (off_t)at))
+        return -EIO;
+    if (at + (int64_t)n > m->wrote)
+        m->wrote = at + (int64_t)n;
+    return 0;
 }
 
-/* n bytes at file offset `at`, into the mapping (reserved and mapped). */
+/* n bytes at file offset `at`, into the mapping (populated or reserved). */
 static void copy_out(mkvw *m, int64_t at, const uint8_t *p, size_t n)
 {
     while (n) {
@@ -374,7 +388,9 @@ static void copy_out(mkvw *m, int64_t at, const uint8_t *p, size_t n)
 }
 
 /* The file mapped up to `end` at least (the muxing thread; the writers
- * reserve what they write). */
+ * populate what they write).  The file grows with the mapping, sparse:
+ * a page past its end would be a SIGBUS.  It only grows: every byte
+ * written so far lies before `end`. */
 static int map_to(mkvw *m, int64_t end)
 {
     while (m->mapped < end) {
@@ -383,6 +399,9 @@ static int map_to(mkvw *m, int64_t end)
         if (k >= MAX_CHUNKS)
             return -EFBIG;
         double t0 = tnow(m), t;
+        if (ftruncate(m->fd, m->mapped + CHUNK))
+            return -errno;
+        m->sized = m->mapped + CHUNK;
         p = mmap(NULL, (size_t)CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, m->mapped);
         if (p == MAP_FAILED)
             return -errno;
@@ -426,42 +445,53 @@ static void unmap_done(mkvw *m, int all)
     }
 }
 
-/* The mapping's pages over [at, at + n) made present and writable in one
- * call per chunk instead of a fault per page (Linux 5.14; older kernels
- * fault them in as before). */
-static void populate(mkvw *m, int64_t at, int64_t n)
+/* The mapping's pages over [at, at + n) made present and writable, one
+ * call a chunk; in the sparse file this allocates them (faults, no inode
+ * lock).  0 or an errno: where the file system is full the faults fail
+ * (EFAULT, or ENOMEM where memory ran out), reported as ENOSPC, and the
+ * packet is not copied; EINVAL: no MADV_POPULATE_WRITE. */
+static int populate(mkvw *m, int64_t at, int64_t n)
 {
-    const int64_t pg = 4096;
     while (n > 0) {
-        int64_t k = at / CHUNK, o = at % CHUNK, lo = o & ~(pg - 1);
+        int64_t k = at / CHUNK, o = at % CHUNK, lo = o & ~(m->page - 1);
         int64_t t = CHUNK - o < n ? CHUNK - o : n;
-        madvise(m->map[k] + lo, (size_t)(o + t - lo), MADV_POPULATE_WRITE);
+        if (madvise(m->map[k] + lo, (size_t)(o + t - lo), MADV_POPULATE_WRITE)) {
+            if (errno == EINTR)
+                continue;
+            return errno == EFAULT || errno == ENOMEM ? ENOSPC : errno;
+        }
         at += t;
         n -= t;
     }
+    return 0;
 }
 
-/* Job j's bytes at their place through the mapping; 0 or an errno.  ws:
- * the writer's trace (NULL: none). */
+/* Job j's bytes at their place through the mapping; 0 or an errno.  Its
+ * pages populated, or, on a kernel without MADV_POPULATE_WRITE (from its
+ * first EINVAL on), its place reserved with fallocate; copied only then.
+ * ws: the writer's trace (NULL: none). */
 static int copy_job(mkvw *m, const wjob *j, wstat *ws)
 {
-    double t0 = ws ? ge_now() : 0, t1 = 0, t2 = 0;
-    int e = reserve(m->fd, j->at, (int64_t)(j->head.n + j->n));
+    int64_t n = (int64_t)(j->head.n + j->n);
+    double t0 = ws ? ge_now() : 0, t1 = t0, t2;
+    int e = EINVAL;
+    if (!atomic_load_explicit(&m->no_populate, memory_order_relaxed) &&
+        (e = populate(m, j->at, n)) == EINVAL)
+        atomic_store_explicit(&m->no_populate, 1, memory_order_relaxed);
     if (ws)
         t1 = ge_now();
-    if (!e)
-        populate(m, j->at, (int64_t)(j->head.n + j->n));
-    if (ws)
-        t2 = ge_now();
+    if (e == EINVAL)
+        e = reserve(m->fd, j->at, n);
+    t2 = ws ? ge_now() : 0;
     if (!e) {
         copy_out(m, j->at, j->head.p, j->head.n);
         copy_out(m, j->at + (int64_t)j->head.n, j->data, j->n);
     }
     if (ws) {
-        ws->resv += t1 - t0;
-        ws->resv_max = t1 - t0 > ws->resv_max ? t1 - t0 : ws->resv_max;
-        ws->pop += t2 - t1;
-        ws->pop_max = t2 - t1 > ws->pop_max ? t2 - t1 : ws->pop_max;
+        ws->pop += t1 - t0;
+        ws->pop_max = t1 - t0 > ws->pop_max ? t1 - t0 : ws->pop_max;
+        ws->resv += t2 - t1;
+        ws->resv_max = t2 - t1 > ws->resv_max ? t2 - t1 : ws->resv_max;
         ws->copy += ge_now() - t2;
     }
     return e;
@@ -535,6 +565,8 @@ static void *writer(void *arg)
         pthread_mutex_lock(&m->mu);
         if (e && !m->err)
             m->err = e;
+        if (!e && j->at + (int64_t)(j->head.n + j->n) > m->copied)
+            m->copied = j->at + (int64_t)(j->head.n + j->n);
         j->done = 1;
         if (ws)
             j->t_done = ge_now();
@@ -601,6 +633,18 @@ static int settle(mkvw *m, int most)
     so_writeback(m->f, (off_t)m->done_upto);
     m->ms.wb += tnow(m) - t0;
     return e ? -e : 0;
+}
+
+/* The file cut back from the size map_to gave it to the bytes written
+ * (the writers done): the size the writes alone would have left.  0 or
+ * -errno. */
+static int trim(mkvw *m)
+{
+    int64_t end = m->wrote > m->copied ? m->wrote : m->copied;
+    if (!m->sized)
+        return 0;
+    m->sized = 0;
+    return ftruncate(m->fd, end) ? -errno : 0;
 }
 
 /* The writers copy into a mapping from now on (the muxing thread, before
@@ -679,6 +723,7 @@ int mkvw_open(mkvw **out, so_file *f, const uint8_t *header, size_t hdr_n, int t
     }
     m->f = f;
     m->fd = so_fd(f);
+    m->page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
     m->trace = ge_trace("venc");
     m->tb = tb_num / (double)tb_den;
     m->def_dur = def_dur > 0 ? def_dur : 0;
@@ -868,6 +913,8 @@ int mkvw_finish(mkvw *m)
     if (!rc)
         rc = e;
     unmap_done(m, 1);
+    if ((e = trim(m)) && !rc)
+        rc = e;
     if (!rc && m->ncue) {
         cues = m->pos;
         cues_of(m, &b);
@@ -969,6 +1016,7 @@ static void trace_note(const mkvw *m)
 void mkvw_free(mkvw **pm)
 {
     mkvw *m = *pm;
+    int e;
     if (!m)
         return;
     *pm = NULL;
@@ -986,6 +1034,8 @@ void mkvw_free(mkvw **pm)
     if (m->trace)
         trace_note(m);
     unmap_done(m, 1);
+    if ((e = trim(m))) /* (mkvw_finish's not reached: a partial file) */
+        so_fail(m->f, -e);
     free(m->map);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->work);

@@ -26,9 +26,9 @@
  * A cluster of more than 4 KiB is therefore complete with its first
  * packet: its place in the file is known, and writer threads copy it
  * there at once, into a shared mapping of a file in RAM (each packet's
- * place reserved first with fallocate, so a full file system is an
- * error, not a SIGBUS), or with pwritev (MKVW_*); a smaller one is held
- * until it ends.
+ * pages populated first, so a full file system is an error, not a
+ * SIGBUS), or with pwritev (MKVW_*); a smaller one is held until it
+ * ends.
  * tests/unit/test_mkvw.c compares the files with libavformat's, byte for
  * byte.  Errors: the functions return 0 or a negative errno.
  */
@@ -46,10 +46,11 @@ typedef struct mkvw mkvw;
  * file in RAM (tmpfs) whose first packet came coded by the GPU
  * (mkvw_cores_free), pwrite otherwise: on a disk file system the
  * mapping's page faults cost more than the kernel's copy, and where the
- * cores code the frames the mapping's extra work (every page zeroed by
- * the reserve, then faulted in) is theirs (BENCHMARKS.md).  MKVW_MAP and
- * MKVW_PWRITE: either everywhere (tests).  A mapping needs space
- * reserved: where the file system cannot, the writers pwrite. */
+ * cores code the frames the mapping's extra work (every page zeroed and
+ * faulted in) is theirs (BENCHMARKS.md).  MKVW_MAP and MKVW_PWRITE:
+ * either everywhere (tests).  A mapping needs a file system that can
+ * reserve space (fallocate: the writers' way on a kernel without
+ * MADV_POPULATE_WRITE): where it cannot, the writers pwrite. */
 enum { MKVW_MAP_IN_RAM, MKVW_MAP, MKVW_PWRITE };
 
 /* Writes `header` (libavformat's, hdr_n bytes) to f.  tb_num/tb_den: the

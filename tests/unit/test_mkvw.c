@@ -7,8 +7,10 @@
  * (4-byte lengths), the 5 s and 32,767 ms cluster rules, time bases finer
  * than the track's millisecond (equal timestamps, one cue), negative first
  * timestamps, packets without a duration (the frame rate's), zero frames,
- * encoder threads.  Then the file reads back, and mkvw_open refuses a
- * header it does not know.
+ * encoder threads, a mapping of more than one chunk (64 MiB).  Then the
+ * file reads back; a full file system is an error, not a SIGBUS; mkvw_open
+ * refuses a header it does not know; and, as on a kernel without
+ * MADV_POPULATE_WRITE, the mapped writers fall back to fallocate.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libavutil/rational.h>
@@ -227,6 +235,8 @@ static const mcase cases[] = {
     {"30000/1001 without durations", 640, 360, 20, {1001, 30000}, {30000, 1001}, 2, 1,
      NULL, NULL},
     {"zero frames", 320, 240, 0, {1, 25}, {25, 1}, 0, 1, NULL, NULL},
+    {"4K noise, 8 frames (past the first 64 MiB mapped)", 4096, 2304, 8, {1, 25}, {25, 1}, 1,
+     1, NULL, NULL},
 };
 
 static void test_same_bytes(void)
@@ -330,43 +340,100 @@ static void test_in_ram(void)
     unlink(b);
 }
 
-/* A full file system: the write fails (an error, not a SIGBUS through
- * the mapping) and nothing is left, either way of writing.  Needs a small
- * tmpfs (mount(2), root). */
-static void test_full(void)
+/* A full file system: the write fails with "No space left on device"
+ * (an error, not a SIGBUS through the mapping) and nothing is left,
+ * either way of writing; full at the first packet (1 MiB) or at the third
+ * (8 MiB: two 3.2 MB packets fit).  Needs a small tmpfs (mount(2), root). */
+static void test_full(const char *how)
 {
-    static const char *const via[] = {"mapped", "pwrite"};
-    char d[300], name[340];
+    static const char *const via[] = {"mapped", "pwrite"}, *const size[] = {"1m", "8m"};
+    char d[300], name[340], opt[20];
     snprintf(d, sizeof d, "%s/full", dir);
-    if (mkdir(d, 0700) || mount("tmpfs", d, "tmpfs", 0, "size=1m")) {
-        SKIP("mkvw: a full file system fails cleanly", "cannot mount a tmpfs here");
-        rmdir(d);
+    snprintf(name, sizeof name, "%s/f.mkv", d);
+    if (mkdir(d, 0700)) {
+        SKIP("mkvw: a full file system fails cleanly", "cannot make a directory here");
         return;
     }
-    snprintf(name, sizeof name, "%s/f.mkv", d);
-    for (int v = 0; v < 2; v++) {
-        const char *m = "?";
-        char what[100];
-        int rc;
+    for (int k = 0; k < 4; k++) {
+        const char *m = "?", *msg;
+        char what[160];
+        int rc, v = k % 2;
         DIR *dp;
         int left = 0;
+        snprintf(opt, sizeof opt, "size=%s", size[k / 2]);
+        if (mount("tmpfs", d, "tmpfs", 0, opt)) {
+            SKIP("mkvw: a full file system fails cleanly", "cannot mount a tmpfs here");
+            break;
+        }
         check_capture_start();
         rc = write_case_as(&cases[0], name, v ? VENC_MKV_PWRITE : VENC_MKV_MAP, LENT, &m);
-        check_capture_end();
+        msg = check_capture_end();
         int lent = n_lent, back = loans_back();
         if ((dp = opendir(d))) {
             for (struct dirent *de; (de = readdir(dp));)
                 left += de->d_name[0] != '.';
             closedir(dp);
         }
+        umount(d);
         snprintf(what, sizeof what,
-                 "mkvw (%s): a full file system fails, nothing left, every lent packet back",
-                 via[v]);
-        CHECK(rc != 0 && !strcmp(m, "mkvw") && left == 0 && lent > 0 && back, what,
-              "rc %d, %s, %d files left, %d lent, back %d", rc, m, left, lent, back);
+                 "mkvw (%s%s, %s tmpfs): a full file system fails (ENOSPC), nothing left, "
+                 "every lent packet back", via[v], how, size[k / 2]);
+        CHECK(rc != 0 && !strcmp(m, "mkvw") && strstr(msg, "No space left on device") &&
+                  left == 0 && lent > 0 && back,
+              what, "rc %d, %s, %d files left, %d lent, back %d, said: %s", rc, m, left, lent,
+              back, msg);
     }
-    umount(d);
     rmdir(d);
+}
+
+/* From here on, for the rest of the process, madvise(MADV_POPULATE_WRITE)
+ * fails with EINVAL as on a kernel before 5.14 (a seccomp filter; the
+ * threads started later inherit it; the filter looks at native system
+ * calls only, the test making no others).  0, or -1 where seccomp is not
+ * available. */
+static int no_populate(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_madvise, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MADV_POPULATE_WRITE, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+                   prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)
+               ? -1
+               : 0;
+}
+
+/* Without MADV_POPULATE_WRITE the mapped writers reserve each packet with
+ * fallocate instead: the same bytes, in RAM (the default, packets coded as
+ * the GPU codes them) and in the test's directory (mapped). */
+static void test_no_populate(void)
+{
+    char a[300];
+    snprintf(a, sizeof a, "/dev/shm/test_mkvw.%d.a.mkv", (int)getpid());
+    for (int k = 0; k < 4; k++) {
+        const mcase *c = &cases[k % 2 ? 0 : 6];
+        int ram = k < 2 && !access("/dev/shm", W_OK);
+        const char *m1 = "?", *m2 = "?", *name = ram ? a : tpath("a.mkv");
+        char what[200];
+        size_t n1 = 0, n2 = 0;
+        int r1 = write_case_as(c, name, ram ? VENC_MKV_AUTO : VENC_MKV_MAP, CODED, &m1);
+        int r2 = write_case(c, tpath("b.mkv"), VENC_MKV_LIBAV, &m2);
+        unsigned char *x = check_slurp(name, &n1), *y = check_slurp(tpath("b.mkv"), &n2);
+        snprintf(what, sizeof what,
+                 "mkvw (mapped, no MADV_POPULATE_WRITE, %s): %s == libavformat's file",
+                 ram ? "in RAM" : "the test's directory", c->name);
+        CHECK(r1 == 0 && r2 == 0 && !strcmp(m1, "mkvw") && x && y && n1 == n2 && n1 > 0 &&
+                  !memcmp(x, y, n1),
+              what, "rc %d %d, %s, %zu vs %zu bytes", r1, r2, m1, n1, n2);
+        free(x);
+        free(y);
+    }
+    unlink(a);
 }
 
 /* mkvw_open takes only the header layout it knows. */
@@ -394,8 +461,15 @@ int main(void)
     test_same_bytes();
     test_reads_back();
     test_in_ram();
-    test_full();
+    test_full("");
     test_refuses();
+    /* last: what follows runs as on an older kernel */
+    if (no_populate()) {
+        SKIP("mkvw: without MADV_POPULATE_WRITE", "no seccomp filter here");
+    } else {
+        test_no_populate();
+        test_full(", no MADV_POPULATE_WRITE");
+    }
     check_rm_dir(dir);
     CHECK_EXIT();
 }
