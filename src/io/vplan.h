@@ -9,9 +9,11 @@
  * to decode, or when the run has at most VS_AUTO_FEW_THREADS threads; else
  * software: a session starts its first frame later than software does, so
  * one or two sessions over a short clip lose to many software threads.
- * NVDEC runs VS_HW_DECODERS sessions at most (one an NVDEC engine of the
- * largest GPUs), one libav thread each (more gave nothing: the engine is
- * the bound).
+ * NVDEC runs VS_HW_DECODERS sessions at most, one libav thread each (more
+ * gave nothing).  More sessions than the H100's and H200's 7 NVDEC
+ * engines: a session alone does not keep its engine busy (decoder load
+ * 66 % with 7), and a long file's segments come shorter, so the last one
+ * ends sooner (12 and 16 sessions were no faster than 10).
  *
  * Both at once (vsrc_mix_sw, DESIGN.md §4): in a batch of videos whose
  * writers leave the cores free, engines that decode in software run
@@ -41,7 +43,7 @@
 #define VS_AUTO_SESSIONS 2
 #define VS_AUTO_GPX 1.0
 #define VS_AUTO_FEW_THREADS 8
-#define VS_HW_DECODERS 7
+#define VS_HW_DECODERS 10
 #define VS_DEV_BUDGET_MIN ((size_t)2 << 30)
 #define VS_DEV_BUDGET_MAX ((size_t)8 << 30)
 #define VS_HOST_RAM_SHARE 16
