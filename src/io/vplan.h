@@ -10,10 +10,9 @@
  * software: a session starts its first frame later than software does, so
  * one or two sessions over a short clip lose to many software threads.
  * NVDEC runs VS_HW_DECODERS sessions at most, one libav thread each (more
- * gave nothing).  More sessions than the H100's and H200's 7 NVDEC
- * engines: a session alone does not keep its engine busy (decoder load
- * 66 % with 7), and a long file's segments come shorter, so the last one
- * ends sooner (12 and 16 sessions were no faster than 10).
+ * gave nothing).  More sessions than the GPU has NVDEC engines: a session
+ * alone does not keep its engine busy, and a long file's segments come
+ * shorter, so the last one ends sooner (figures: BENCHMARKS.md).
  *
  * Both at once (vsrc_mix_sw, DESIGN.md §4): in a batch of videos whose
  * writers leave the cores free, engines that decode in software run
