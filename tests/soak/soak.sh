@@ -11,27 +11,28 @@
 # muxer), the rest small images (PGM and grey/RGB/RGBA PNG, 16..MAXSIDE
 # pixels a side, tests/soak/make_inputs.py, python3 standard library), so
 # images and videos alternate through the sorted batch.  Then runs once
-#     gpuedge --backend=$BACKEND -o OUT --hist H.csv IN
+#     gpuedge -v --backend=$BACKEND -o OUT --hist H.csv IN
 # sampling VmRSS (and VmHWM) from /proc/PID/status every 0.1 s into rss.csv
-# with the outputs so far (and, with BACKEND=gpu and nvidia-smi, the
-# process's GPU memory every 100 ms into gpu.csv), and checks:
+# with the files taken and the outputs so far (and, with BACKEND=gpu and
+# nvidia-smi, the process's GPU memory, time-stamped, into gpu.csv), and
+# checks:
 #   - exit 0, one output per input (fNNNN.png / fNNNN.mkv), no temp file,
 #     H.csv with 1 row per image and 10 per clip;
 #   - SPOT random inputs (default 20, seeded) run again one by one: their
 #     outputs equal byte for byte (images, and videos too: .mkv muxing is
 #     bit-exact), their H.csv rows identical;
-#   - memory flat, judged by the files done, not the clock (a fast machine
-#     runs the whole batch in the time a slow one warms up): the samples
-#     taken while WARMUP_PCT % of the outputs (default 40: the kept
-#     buffers and the rings grow to the batch's sizes over its first third)
-#     were not yet written are the warm-up; max RSS over the last 30 % of
-#     the files <= 1.1 x max RSS over the 20 % after the warm-up +
+#   - memory flat: the warm-up is judged by the files taken, not the clock
+#     (a fast machine runs the whole batch in the time a slow one warms
+#     up): the samples taken while WARMUP_PCT % of the files (default 40:
+#     the kept buffers and the rings grow to the batch's sizes over its
+#     first third) were not yet taken; of the samples after it, max RSS
+#     over the last third <= 1.1 x max RSS over the first third +
 #     SLACK_KB (default 8192); the same for GPU memory (+ 64 MiB).  Fewer
-#     than 3 samples in either window is a failure: too short to judge.
-# Prints the curve summary (start, after warm-up, end, max) and writes it,
-# with rss.csv, gpu.csv and gpuedge's stderr, to SOAK_DIR (build/soak).
-# Exit 0 when every check passed.  Inputs are removed unless KEEP=1, the
-# outputs too unless KEEP=1 or a check failed.
+#     than 3 samples a third is a failure: too short to judge.  "Taken":
+#     the files engines have taken, from -v's "engine N takes it" lines,
+#     where a batch runs several engines (they take the queue largest
+#     first, and the outputs, committed in the inputs' order, trail them);
+#     else the outputs written.
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
 GPUEDGE=${GPUEDGE:-./gpuedge}
@@ -138,25 +139,30 @@ echo "# soak: $ninputs inputs ($nimg images up to ${MAXSIDE}px, $nvid clips of 1
 [ "$ninputs" -eq "$FILES" ] || not_ok "$ninputs inputs made, expected $FILES"
 
 # ---- the run, sampled
+# seconds since midnight of "[date ]HH:MM:SS.frac" (nvidia-smi's time stamps
+# and the samples' are on the same clock: a run over midnight adds a day)
+TOD='function tod(s,  a) { sub(/^.* /, "", s); split(s, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }'
 if [ "$BACKEND" = gpu ] && command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits -lms 100 \
-        >"$D/gpu.raw" 2>/dev/null &
+    nvidia-smi --query-compute-apps=timestamp,pid,used_memory --format=csv,noheader,nounits \
+        -lms 50 >"$D/gpu.raw" 2>/dev/null &
     SMIPID=$!
 fi
 read up0 _ </proc/uptime
-"$GPUEDGE" --backend="$BACKEND" -o "$OUT" --hist "$D/H.csv" "$IN" 2>"$D/gpuedge.log" &
+"$GPUEDGE" -v --backend="$BACKEND" -o "$OUT" --hist "$D/H.csv" "$IN" 2>"$D/gpuedge.log" &
 GEPID=$!
 RUNPID=$GEPID
-echo "t_s,rss_kb,hwm_kb,outputs" >"$D/rss.csv"
+echo "t_s,rss_kb,hwm_kb,outputs,taken,time_of_day" >"$D/rss.csv"
 while :; do
     s=$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { if (r != "") print r "," h }' \
         "/proc/$GEPID/status" 2>/dev/null)
     [ -n "$s" ] || break # exited (a zombie has no VmRSS)
     read up _ </proc/uptime
+    tod=$(date +%T.%N)
     set -- "$OUT"/*
     n=$#
     [ -e "$1" ] || n=0
-    echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n" >>"$D/rss.csv"
+    k=$(grep -c ': engine [0-9]* takes it' "$D/gpuedge.log")
+    echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n,$k,$tod" >>"$D/rss.csv"
     sleep 0.1
 done
 wait "$GEPID"
@@ -169,6 +175,9 @@ if [ -n "$SMIPID" ]; then
     wait "$SMIPID" 2>/dev/null
     SMIPID=
 fi
+# the axis: files taken where several engines took them, else outputs
+axis=5
+[ "$(tail -n 1 "$D/rss.csv" | cut -d, -f5)" -gt 0 ] 2>/dev/null || axis=4
 
 # ---- checks
 [ "$rc" -eq 0 ] && ok "gpuedge exit 0 over $ninputs files in $wall s" ||
@@ -217,32 +226,35 @@ done <"$D/spot.txt"
 [ -z "$bad" ] && ok "$(wc -l <"$D/spot.txt" | tr -d ' ') random outputs equal a one-file run (bytes, and H.csv rows)" ||
     not_ok "spot checks differ:$bad"
 
-# flatness: CSV COLUMN SLACK UNIT; the CSV's 4th column is the outputs
-# written by the sample's time (of $ninputs)
+# flatness: CSV COLUMN SLACK UNIT; the CSV's column $axis is the files
+# taken (or the outputs written) by the sample's time (of $ninputs).  The
+# samples after the warm-up are cut in thirds by time, not by files: a
+# batch taken largest first ends with its smallest files, too fast to
+# sample, and a leak grows with the files taken, so with the clock too.
 flat() {
-    awk -F, -v col="$2" -v wp="$WARMUP_PCT" -v slack="$3" -v unit="$4" -v total="$ninputs" '
+    awk -F, -v col="$2" -v wp="$WARMUP_PCT" -v slack="$3" -v unit="$4" -v total="$ninputs" -v ax="$axis" '
         NR == 1 { next }
-        { v[++n] = $col; t[n] = $1; f[n] = 100 * $4 / total }
+        { v[++n] = $col; t[n] = $1; f[n] = 100 * $ax / total }
         END {
-            e0 = wp; e1 = wp + 20; l0 = 70
-            w = 0; ne = nl = 0; lo1 = lo2 = -1
+            w = 0
             for (i = 1; i <= n; i++) {
                 if (v[i] > mx) mx = v[i]
-                if (f[i] < e0) { w = i; continue }
-                if (f[i] < e1) { ne++; if (v[i] > q1) q1 = v[i]; if (lo1 < 0 || v[i] < lo1) lo1 = v[i] }
-                if (f[i] >= l0) { nl++; if (v[i] > h2) h2 = v[i]; if (lo2 < 0 || v[i] < lo2) lo2 = v[i] }
+                if (f[i] < wp) w = i
             }
-            if (ne < 3 || nl < 3) {
-                printf "FEW %d samples, %d after the warm-up and %d over the last 30 %% of the files: too short to judge\n", n, ne, nl
+            k = int((n - w) / 3); lo1 = lo2 = -1
+            for (i = w + 1; i <= w + k; i++) { if (v[i] > q1) q1 = v[i]; if (lo1 < 0 || v[i] < lo1) lo1 = v[i] }
+            for (i = n - k + 1; i <= n; i++) { if (v[i] > h2) h2 = v[i]; if (lo2 < 0 || v[i] < lo2) lo2 = v[i] }
+            if (k < 3) {
+                printf "FEW %d samples, %d after the warm-up (%d %% of the files): too short to judge\n", n, n - w, wp
                 exit
             }
             lim = 1.1 * q1 + slack
             # the floors (minima) are shown, not judged: a slow leak lifts
             # them even while the working set swings with the image sizes
             printf "%s %d samples; start %d, after warm-up (%d %% of the files, t=%.1f s) %d, end %d, max %d %s; " \
-                   "files %d-%d %%: max %d (min %d), last 30 %%: max %d (min %d), limit %d\n",
-                   (h2 <= lim ? "FLAT" : "GROWS"), n, v[1], e0, t[w + 1], v[w + 1], v[n], mx, unit,
-                   e0, e1, q1, lo1, h2, lo2, lim
+                   "first third after it (%d samples, to t=%.1f s): max %d (min %d), last third: max %d (min %d), limit %d\n",
+                   (h2 <= lim ? "FLAT" : "GROWS"), n, v[1], wp, t[w + 1], v[w + 1], v[n], mx, unit,
+                   k, t[w + k], q1, lo1, h2, lo2, lim
         }' "$1"
 }
 r=$(flat "$D/rss.csv" 2 "$SLACK_KB" KiB)
@@ -253,16 +265,18 @@ FLAT*) ok "RSS flat after warm-up (${r#* })" ;;
 esac
 gline=
 if [ -f "$D/gpu.raw" ]; then
-    # nvidia-smi lists every compute process: gpuedge's rows by its pid
-    # (nvidia-smi starts just before gpuedge; a sample's outputs are those
-    # of the last RSS sample at or before its time)
-    awk -F', *' -v p="$RUNPID" '
-        BEGIN { print "t_s,gpu_mib,-,outputs" }
-        FNR == NR { if (FNR > 1) { rt[++m] = $1; ro[m] = $4 } next }
-        $1 == p && $2 ~ /^[0-9]+$/ {
-            tt = 0.1 * k++
-            while (j < m && rt[j + 1] <= tt) j++
-            printf "%.1f,%d,,%d\n", tt, $2, j ? ro[j] : 0
+    # nvidia-smi lists every compute process: gpuedge's rows by its pid,
+    # each placed by its time stamp after the last RSS sample at or before
+    # it, whose files taken (outputs) it takes
+    awk -F', *' -v p="$RUNPID" -v ax="$axis" "$TOD"'
+        BEGIN { print "t_s,gpu_mib,-,outputs,taken" }
+        FNR == NR { if (FNR > 1) { m++; rt[m] = $1; rd[m] = tod($6); ro[m] = $4; rk[m] = $5
+                                   if (m > 1 && rd[m] < rd[m - 1] - 43200) rd[m] += 86400 } next }
+        $2 == p && $3 ~ /^[0-9]+$/ {
+            d = tod($1)
+            if (d < rd[1] - 43200) d += 86400
+            while (j < m && rd[j + 1] <= d) j++
+            if (j) printf "%.2f,%d,,%d,%d\n", rt[j] + d - rd[j], $3, ro[j], rk[j]
         }' "$D/rss.csv" "$D/gpu.raw" >"$D/gpu.csv"
     g=$(flat "$D/gpu.csv" 2 "$GPU_SLACK_MB" MiB)
     gline="GPU memory: ${g#* }"
@@ -281,6 +295,7 @@ T2=$(date +%s)
     echo "soak $(date -u +%Y-%m-%d), ${os:-$(uname -s)} (kernel $(uname -r)), $(nproc) CPUs, backend $BACKEND"
     echo "inputs: $ninputs ($nimg images up to ${MAXSIDE}px, $nvid clips x 10 frames at $CLIP_SIZE), made in $((T1 - T0)) s"
     echo "gpuedge: exit $rc, $wall s"
+    echo "warm-up judged by the $([ "$axis" = 5 ] && echo "files taken (several engines)" || echo "outputs written")"
     echo "RSS: ${r#* }"
     [ -n "$gline" ] && echo "$gline"
     echo "script total: $((T2 - T0)) s; checks failed: $NFAIL"
