@@ -91,8 +91,10 @@ void ref_grey(const ge_frame *f, float *grey)
     }
 }
 
-void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border,
-                float *out)
+/* One pass of the separable blur along (dy, dx): taps from -r to r, the
+ * first product, then fmaf in tap order (DESIGN.md §1.3). */
+static void ref_blur(const float *in, int w, int h, const ge_taps *t, int border, int dy,
+                     int dx, float *out)
 {
     const int r = t->radius;
     int x, y, k;
@@ -103,34 +105,22 @@ void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border,
     }
     for (y = 0; y < h; y++) {
         for (x = 0; x < w; x++) {
-            float acc = t->w[0] * ref_at(in, w, h, y, x - r, border);
+            float acc = t->w[0] * ref_at(in, w, h, y - r * dy, x - r * dx, border);
             for (k = -r + 1; k <= r; k++)
-                acc = fmaf(t->w[k + r], ref_at(in, w, h, y, x + k, border),
-                           acc);
+                acc = fmaf(t->w[k + r], ref_at(in, w, h, y + k * dy, x + k * dx, border), acc);
             out[(size_t)y * w + x] = acc;
         }
     }
 }
 
-void ref_blur_v(const float *in, int w, int h, const ge_taps *t, int border,
-                float *out)
+void ref_blur_h(const float *in, int w, int h, const ge_taps *t, int border, float *out)
 {
-    const int r = t->radius;
-    int x, y, k;
+    ref_blur(in, w, h, t, border, 0, 1, out);
+}
 
-    if (r == 0) {
-        memcpy(out, in, (size_t)w * h * sizeof *out);
-        return;
-    }
-    for (y = 0; y < h; y++) {
-        for (x = 0; x < w; x++) {
-            float acc = t->w[0] * ref_at(in, w, h, y - r, x, border);
-            for (k = -r + 1; k <= r; k++)
-                acc = fmaf(t->w[k + r], ref_at(in, w, h, y + k, x, border),
-                           acc);
-            out[(size_t)y * w + x] = acc;
-        }
-    }
+void ref_blur_v(const float *in, int w, int h, const ge_taps *t, int border, float *out)
+{
+    ref_blur(in, w, h, t, border, 1, 0, out);
 }
 
 /* DESIGN.md §1.6: magnitude -> 8-bit edge value */
