@@ -33,6 +33,10 @@
 #     where a batch runs several engines (they take the queue largest
 #     first, and the outputs, committed in the inputs' order, trail them);
 #     else the outputs written.
+# Prints the curve summary (start, after warm-up, end, max) and writes it,
+# with rss.csv, gpu.csv and gpuedge's stderr, to SOAK_DIR (build/soak).
+# Exit 0 when every check passed.  Inputs are removed unless KEEP=1, the
+# outputs too unless KEEP=1 or a check failed.
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
 GPUEDGE=${GPUEDGE:-./gpuedge}
@@ -139,8 +143,8 @@ echo "# soak: $ninputs inputs ($nimg images up to ${MAXSIDE}px, $nvid clips of 1
 [ "$ninputs" -eq "$FILES" ] || not_ok "$ninputs inputs made, expected $FILES"
 
 # ---- the run, sampled
-# seconds since midnight of "[date ]HH:MM:SS.frac" (nvidia-smi's time stamps
-# and the samples' are on the same clock: a run over midnight adds a day)
+# seconds since midnight of "[date ]HH:MM:SS.frac": nvidia-smi's time
+# stamps are placed against tod0, the time of day read with up0
 TOD='function tod(s,  a) { sub(/^.* /, "", s); split(s, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }'
 if [ "$BACKEND" = gpu ] && command -v nvidia-smi >/dev/null 2>&1; then
     nvidia-smi --query-compute-apps=timestamp,pid,used_memory --format=csv,noheader,nounits \
@@ -148,21 +152,21 @@ if [ "$BACKEND" = gpu ] && command -v nvidia-smi >/dev/null 2>&1; then
     SMIPID=$!
 fi
 read up0 _ </proc/uptime
+tod0=$(date +%T.%N)
 "$GPUEDGE" -v --backend="$BACKEND" -o "$OUT" --hist "$D/H.csv" "$IN" 2>"$D/gpuedge.log" &
 GEPID=$!
 RUNPID=$GEPID
-echo "t_s,rss_kb,hwm_kb,outputs,taken,time_of_day" >"$D/rss.csv"
+echo "t_s,rss_kb,hwm_kb,outputs,taken" >"$D/rss.csv"
 while :; do
     s=$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { if (r != "") print r "," h }' \
         "/proc/$GEPID/status" 2>/dev/null)
     [ -n "$s" ] || break # exited (a zombie has no VmRSS)
     read up _ </proc/uptime
-    tod=$(date +%T.%N)
     set -- "$OUT"/*
     n=$#
     [ -e "$1" ] || n=0
     k=$(grep -c ': engine [0-9]* takes it' "$D/gpuedge.log")
-    echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n,$k,$tod" >>"$D/rss.csv"
+    echo "$(awk -v a="$up" -v b="$up0" 'BEGIN { printf "%.2f", a - b }'),$s,$n,$k" >>"$D/rss.csv"
     sleep 0.1
 done
 wait "$GEPID"
@@ -266,17 +270,17 @@ esac
 gline=
 if [ -f "$D/gpu.raw" ]; then
     # nvidia-smi lists every compute process: gpuedge's rows by its pid,
-    # each placed by its time stamp after the last RSS sample at or before
-    # it, whose files taken (outputs) it takes
-    awk -F', *' -v p="$RUNPID" -v ax="$axis" "$TOD"'
-        BEGIN { print "t_s,gpu_mib,-,outputs,taken" }
-        FNR == NR { if (FNR > 1) { m++; rt[m] = $1; rd[m] = tod($6); ro[m] = $4; rk[m] = $5
-                                   if (m > 1 && rd[m] < rd[m - 1] - 43200) rd[m] += 86400 } next }
+    # each at its time stamp's second of the run (a run over midnight adds
+    # a day), with the files taken (outputs) of the last RSS sample at or
+    # before it
+    awk -F', *' -v p="$RUNPID" -v t0="$tod0" "$TOD"'
+        BEGIN { print "t_s,gpu_mib,-,outputs,taken"; s0 = tod(t0) }
+        FNR == NR { if (FNR > 1) { m++; rt[m] = $1; ro[m] = $4; rk[m] = $5 } next }
         $2 == p && $3 ~ /^[0-9]+$/ {
-            d = tod($1)
-            if (d < rd[1] - 43200) d += 86400
-            while (j < m && rd[j + 1] <= d) j++
-            if (j) printf "%.2f,%d,,%d,%d\n", rt[j] + d - rd[j], $3, ro[j], rk[j]
+            d = tod($1) - s0
+            if (d < -43200) d += 86400
+            while (j < m && rt[j + 1] <= d) j++
+            if (j) printf "%.2f,%d,,%d,%d\n", d, $3, ro[j], rk[j]
         }' "$D/rss.csv" "$D/gpu.raw" >"$D/gpu.csv"
     g=$(flat "$D/gpu.csv" 2 "$GPU_SLACK_MB" MiB)
     gline="GPU memory: ${g#* }"
