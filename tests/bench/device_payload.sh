@@ -19,10 +19,14 @@
 #          (stubbed), nvJPEG's library, and the source photos of
 #          tests/bench/photo_batch.py (the JPEGs of at least 2560x1600 but
 #          the 5640x3172 one, and two PNGs), plus $NVJPEG_CORPUS when set
+#     videobatch: .device-bench-videobatch/ for device_run.sh videobatch
+#          (tests/bench/video_batch.sh): gpuedge and bench_mkclip (stubbed
+#          libraries), the static ffmpeg, bbb1080.mp4 and bbb2160.mp4
 #     gputests: .device/ for tests/gpu/run's video steps (nvseg, nvdec):
 #          gpuedge, test_nvsurf and $GPUTEST_PROGS (more tests/bin programs),
 #          the clips test_nvseg_clips.sh / test_nvdec_clips.sh make here
-#          (kept in build/device-clips) but test_nvdec.sh's timing clip;
+#          (kept in build/device-clips) but test_nvdec.sh's timing clip,
+#          and the soak's clips (soak, vidsan; one as clip.mp4);
 #          no photos, no real clips
 # Env: MAIN (the checkout that travels: /work/main), REALDATA (its media,
 #   default build/realdata of this checkout; fetch_realdata.sh makes it),
@@ -191,21 +195,46 @@ ENV
     check_size "$d" "${LIMIT_MIB_NVJPEG:-63}"
     out_cmds+=("photo batch: carry [\".device-bench-photobatch\"], command:
   . .device-bench-photobatch/env.sh; bash tests/bench/device_run.sh photobatch") ;;
+videobatch)
+    d=$MAIN/.device-bench-videobatch
+    STUB_LIBS=1 gpuedge_payload "$d"
+    cp "$RD/ffmpeg/ffmpeg.xz" "$d/"
+    cp "$RD/video/bbb1080.mp4" "$RD/video/bbb2160.mp4" "$d/video/"
+    cat >>"$d/env.sh" <<'ENV'
+xz -dc "$_d/ffmpeg.xz" >/tmp/bench-bin/ffmpeg && chmod +x /tmp/bench-bin/ffmpeg && export FFMPEG=/tmp/bench-bin/ffmpeg
+ENV
+    check_size "$d" "${LIMIT_MIB_VIDEO:-63}"
+    out_cmds+=("video batches: carry [\".device-bench-videobatch\"], command:
+  . .device-bench-videobatch/env.sh; bash tests/bench/device_run.sh videobatch") ;;
 gputests)
     d=$MAIN/.device
     C=$MAIN/build/device-clips
     [ -s "$C/nvseg/frames.txt" ] || sh tests/gpu/test_nvseg_clips.sh "$C/nvseg"
     [ -n "$(ls "$C/nvclips" 2>/dev/null)" ] || sh tests/gpu/test_nvdec_clips.sh "$C/nvclips"
+    # the soak's and vidsan's clips (10 frames of 640x360: FFV1 .mkv and
+    # H.264 .mp4, one name each), one of them also as .device/clip.mp4 for
+    # the cpuref and mixbatch steps
+    if [ -z "$(ls "$C/soakclips" 2>/dev/null)" ]; then
+        mkdir -p "$C/soakclips"
+        for i in 0 1; do
+            ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=640x360:r=25,noise=alls=20:allf=t+u" \
+                -ss "$i" -frames:v 10 -c:v ffv1 -g 1 "$C/soakclips/mkv_$i.mkv" &&
+            ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=640x360:r=25,noise=alls=20:allf=t+u" \
+                -ss "$i" -frames:v 10 -c:v libx264 -g 10 -bf 0 -pix_fmt yuv420p "$C/soakclips/mp4_$i.mp4" ||
+                die "ffmpeg could not make the soak clips"
+        done
+    fi
     # shellcheck disable=SC2086
     programs_payload "$d" "$GPUEDGE" "${TESTBIN:-$MAIN/tests/bin}/test_nvsurf" ${GPUTEST_PROGS:-}
     # test_nvdec.sh's 1080p timing clip (7.7 MB) does not fit beside the
     # rest: its timing rows skip (test_nvseg.sh times its own 1080p clip)
-    cp -r "$C/nvseg" "$C/nvclips" "$d/"
+    cp -r "$C/nvseg" "$C/nvclips" "$C/soakclips" "$d/"
+    cp "$C/soakclips/mp4_0.mp4" "$d/clip.mp4"
     rm -f "$d/nvclips/bench_1080p.mp4"
     check_size "$d" "${LIMIT_MIB_TESTS:-63}"
     out_cmds+=("GPU tests: carry [\".device\"], command:
   . .device/env.sh; bash tests/gpu/run info nvseg nvdec") ;;
-*) die "unknown payload $w (peers, gpuedge, big, photobatch, gputests)" ;;
+*) die "unknown payload $w (peers, gpuedge, big, photobatch, videobatch, gputests)" ;;
 esac; done
 echo
 for c in "${out_cmds[@]}"; do echo "$c"; echo; done
