@@ -20,10 +20,12 @@
 #            GPU entry goes to the log; with a corpus/ in the payload,
 #            test_nvjpeg runs on it and the carried JPEGs first
 #   videobatch  tests/bench/video_batch.sh in RAM (/dev/shm), VB_ROUNDS (2)
-#            rounds (VB_CASES: its cases, default all), ffmpeg decoding alone in each and its edge chain on
-#            the 1080p folder in the first; then a --report -v run of each
-#            long file to .mkv and to /dev/null, with NVDEC's load
-#            (nvidia-smi, 100 ms) beside the .mkv ones
+#            rounds of its cases (VB_CASES, default all), ffmpeg decoding
+#            alone in each and its edge chain on the 1080p folder in the
+#            first; then a --report -v run of each long file to .mkv and
+#            to /dev/null with NVDEC's load beside it (nvidia-smi, 100 ms;
+#            the mean of the samples while it decoded), those logs in
+#            $OUT/videobatch.tgz
 # Env: PHOTOS=0 skips the photo steps (peers, gpuedge); FIXED_COSTS=1
 # (gpuedge) runs tests/bench/fixed_costs.sh on the clips first (with
 # bench_nvdec when the payload has it: device_payload.sh's BENCH_PROGS).
@@ -142,22 +144,25 @@ videobatch)
             bash tests/bench/video_batch.sh ${VB_CASES:-} || rc=1
         [ "$r" = 1 ] || rm -rf "$W/r$r"
     done
+    L=$W/logs
+    mkdir -p "$L"
     for f in long1080 long2160; do
         [ -s "$W/r1/$f.mp4" ] || continue
         for sink in mkv null; do
             o=/dev/null; [ $sink = null ] || o=$W/$f.mkv
             nvidia-smi --query-gpu=timestamp,utilization.decoder,utilization.gpu --format=csv,noheader \
-                -lms 100 >"$OUT/nvdec-$f-$sink.csv" 2>&1 &
+                -lms 100 >"$L/nvdec-$f-$sink.csv" 2>&1 &
             smi=$!
-            "$GPUEDGE" -y -v --report "$W/r1/$f.mp4" "$o" >"$OUT/report-$f-$sink.txt" 2>&1 || rc=1
+            "$GPUEDGE" -y -v --report "$W/r1/$f.mp4" "$o" >"$L/report-$f-$sink.txt" 2>&1 || rc=1
             kill $smi 2>/dev/null; wait $smi 2>/dev/null
             rm -f "$W/$f.mkv"
-            echo "## $f -> $sink: $(grep -i 'bound by\|fps' "$OUT/report-$f-$sink.txt" | head -n 3 | tr '\n' ' ')"
+            echo "## $f -> $sink: $(grep -i 'bound by\|fps' "$L/report-$f-$sink.txt" | head -n 3 | tr '\n' ' ')"
             awk -F', ' '{ gsub(/ %/, ""); if ($2 + 0 > 0) { n++; d += $2; g += $3 } }
                 END { if (n) printf "   NVDEC load %.0f %%, SM %.0f %% over %d samples of 100 ms\n", d / n, g / n, n }' \
-                "$OUT/nvdec-$f-$sink.csv"
+                "$L/nvdec-$f-$sink.csv"
         done
     done
+    tar -C "$L" -czf "$OUT/videobatch.tgz" .
     rm -rf "$W" ;;
 *) echo "device_run: unknown mode $mode" >&2; exit 2 ;;
 esac
