@@ -8,8 +8,7 @@
 # each configuration's fps, and whether every output (not /dev/null) is
 # the same bytes as A's first.  Each run writes a new file (the one before
 # removed first, outside the timing).  With FFMPEG, ffmpeg decoding the
-# input alone each round (a folder: `ls | xargs -P P ffmpeg -i F -map 0:v:0
-# -f null -`).
+# input alone each round (tests/bench/ff_decode.sh).
 #
 #   bash tests/bench/ab_env.sh "A=1 ... [-- OPTION...]" "B=1 ... [-- OPTION...]" CLIP:OUT...
 #     OUT: null (/dev/null), an extension (mkv, mp4: OUTDIR/ab.EXT), or
@@ -29,7 +28,6 @@ GE_OPTS=${GE_OPTS:--y --backend=gpu --hwdec=nvdec}
 RUNS=${RUNS:-3}
 OUTDIR=${OUTDIR:-/tmp}
 FFMPEG=${FFMPEG:-none}
-[ "$FFMPEG" = none ] || FFMPEG=$(realpath "$(command -v "$FFMPEG")") || exit 2
 P=${P:-$(nproc)}
 [ $# -ge 3 ] || { echo "usage: ab_env.sh \"A_ENV\" \"B_ENV\" CLIP:OUT..." >&2; exit 2; }
 A=$1 B=$2; shift 2
@@ -44,7 +42,7 @@ for pair in "$@"; do
     clip=${pair%:*} o=${pair##*:}
     c=$(basename "$clip"); c=${c%.*}
     case $o in null) out=/dev/null ;; *) out=$OUTDIR/ab.$o ;; esac
-    to=$out; [ "$o" = dir ] && to="-o $out"
+    to=("$out"); [ "$o" = dir ] && to=(-o "$out")
     echo "## $c -> $o"
     declare -A fps=()
     same=yes
@@ -53,11 +51,7 @@ for pair in "$@"; do
         [ $((r % 2)) = 0 ] && order=(B A)
         if [ "$FFMPEG" != none ]; then
             t0=$(now)
-            if [ -d "$clip" ]; then
-                (cd "$clip" && ls | xargs -P "$P" -I{} "$FFMPEG" -v error -i {} -map 0:v:0 -f null -)
-            else
-                "$FFMPEG" -v error -i "$clip" -map 0:v:0 -f null -
-            fi
+            FFMPEG=$FFMPEG P=$P sh tests/bench/ff_decode.sh "$clip"
             echo "  round $r ffmpeg decode alone: $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}') s"
         fi
         for k in "${order[@]}"; do
@@ -77,7 +71,7 @@ for pair in "$@"; do
             t0=$(now)
             # shellcheck disable=SC2086
             env GPUEDGE_TRACE=vsrc $e "$bin" $GE_OPTS $x -v --report --report-file "$T/rep" \
-                "$clip" $to >"$T/err" 2>&1
+                "$clip" "${to[@]}" >"$T/err" 2>&1
             st=$?
             t1=$(now)
             [ -n "${LOG:-}" ] && cat "$T/err" "$T/rep" >"$LOG/$c.$o.$k.$r.log" 2>/dev/null

@@ -214,15 +214,17 @@ gputests)
     # the soak's and vidsan's clips (10 frames of 640x360: FFV1 .mkv and
     # H.264 .mp4, one name each), one of them also as .device/clip.mp4 for
     # the cpuref and mixbatch steps
-    if [ -z "$(ls "$C/soakclips" 2>/dev/null)" ]; then
-        mkdir -p "$C/soakclips"
+    if [ ! -d "$C/soakclips" ]; then
+        rm -rf "$C/soakclips.tmp" && mkdir -p "$C/soakclips.tmp"
+        src="testsrc2=s=640x360:r=25,noise=alls=20:allf=t+u"
         for i in 0 1; do
-            ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=640x360:r=25,noise=alls=20:allf=t+u" \
-                -ss "$i" -frames:v 10 -c:v ffv1 -g 1 "$C/soakclips/mkv_$i.mkv" &&
-            ffmpeg -nostdin -v error -f lavfi -i "testsrc2=s=640x360:r=25,noise=alls=20:allf=t+u" \
-                -ss "$i" -frames:v 10 -c:v libx264 -g 10 -bf 0 -pix_fmt yuv420p "$C/soakclips/mp4_$i.mp4" ||
+            ffmpeg -nostdin -v error -f lavfi -i "$src" -ss "$i" -frames:v 10 -c:v ffv1 -g 1 \
+                "$C/soakclips.tmp/mkv_$i.mkv" &&
+            ffmpeg -nostdin -v error -f lavfi -i "$src" -ss "$i" -frames:v 10 -c:v libx264 -g 10 \
+                -bf 0 -pix_fmt yuv420p "$C/soakclips.tmp/mp4_$i.mp4" ||
                 die "ffmpeg could not make the soak clips"
         done
+        mv "$C/soakclips.tmp" "$C/soakclips" # whole or not at all
     fi
     # shellcheck disable=SC2086
     programs_payload "$d" "$GPUEDGE" "${TESTBIN:-$MAIN/tests/bin}/test_nvsurf" ${GPUTEST_PROGS:-}

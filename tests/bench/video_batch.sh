@@ -7,11 +7,10 @@
 #   long1080    the 530-frame 1080p clip joined 10 times (5,300 frames)
 #   long2160    the 4K clip joined 4 times (1,060 frames)
 # through
-#   - ffmpeg decode alone: a folder one process a file, P at a time
-#       ls | xargs -P P -I{} ffmpeg -i {} -map 0:v:0 -f null -
-#     and a long file as one process, and ffmpeg's own edge chain
-#     (format=gray,gblur=sigma=1,sobel -> FFV1) the same way on the cases
-#     of CHAIN (skipped without FFMPEG)
+#   - ffmpeg decode alone (tests/bench/ff_decode.sh): a folder one process
+#     a file, P at a time, a long file as one process; and ffmpeg's own
+#     edge chain (format=gray,gblur=sigma=1,sobel -> FFV1) the same way on
+#     the cases of CHAIN (skipped without FFMPEG)
 #   - gpuedge to .mkv (folders: -o OUT/ FOLDER, with --video-engines of
 #     ENGINES on folder1080), and a long file to /dev/null as well, with
 #     each --hwdec of HWDECS
@@ -107,12 +106,12 @@ for c in $CASES; do
         chain="-vf format=gray,gblur=sigma=1,sobel -c:v ffv1"
         mkdir -p "$W/ff"
         if [ -d "$in" ]; then
-            timed "$c" "ffmpeg decode alone (xargs -P$P)" sh -c \
-                "cd '$in' && ls | xargs -P '$P' -I{} '$FFMPEG' -v error -i {} -map 0:v:0 -f null -"
+            timed "$c" "ffmpeg decode alone (xargs -P$P)" env FFMPEG="$FFMPEG" P="$P" \
+                sh tests/bench/ff_decode.sh "$in"
             in_chain "$c" && timed "$c" "ffmpeg gblur+sobel -> ffv1 (xargs -P$P)" sh -c \
                 "cd '$in' && ls | xargs -P '$P' -I{} '$FFMPEG' -v error -y -i {} -map 0:v:0 $chain '$W/ff/{}.mkv'"
         else
-            timed "$c" "ffmpeg decode alone" "$FFMPEG" -v error -i "$in" -map 0:v:0 -f null -
+            timed "$c" "ffmpeg decode alone" env FFMPEG="$FFMPEG" sh tests/bench/ff_decode.sh "$in"
             in_chain "$c" && timed "$c" "ffmpeg gblur+sobel -> ffv1" "$FFMPEG" -v error -y -i "$in" -map 0:v:0 $chain "$W/ff/out.mkv"
         fi
         rm -rf "$W/ff"
